@@ -1,0 +1,57 @@
+//! Command handlers, one file per command group. Each file declares its commands'
+//! specs next to their handlers and lists them in its `COMMANDS` table.
+
+use crate::table::CommandTable;
+
+pub mod connection;
+pub mod strings;
+pub mod transactions;
+
+/// The full command table, built once per engine.
+pub fn table() -> CommandTable {
+    CommandTable::new(&[
+        connection::COMMANDS,
+        strings::COMMANDS,
+        transactions::COMMANDS,
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Flags, Keys};
+
+    /// The table's own laws: unique names, WRITE xor READONLY where either is set,
+    /// key positions within the arity.
+    #[test]
+    fn table_is_consistent() {
+        let t = table();
+        let mut names = std::collections::HashSet::new();
+        for spec in &t.specs {
+            assert!(
+                names.insert(spec.name.to_ascii_lowercase()),
+                "duplicate {}",
+                spec.name
+            );
+            assert!(
+                !(spec.flags.contains(Flags::WRITE) && spec.flags.contains(Flags::READONLY)),
+                "{} is both write and readonly",
+                spec.name
+            );
+            if let Keys::Range { first, last, .. } = spec.keys {
+                let min_args = spec.arity.unsigned_abs() as i32;
+                assert!(
+                    first >= 1 && first < min_args.max(2),
+                    "{} first key outside arity",
+                    spec.name
+                );
+                assert!(
+                    last < 0 || last >= first,
+                    "{} last key before first",
+                    spec.name
+                );
+            }
+            assert!(!spec.summary.is_empty(), "{} has no summary", spec.name);
+        }
+    }
+}

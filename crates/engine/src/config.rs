@@ -1,0 +1,363 @@
+//! Configuration directives, declared once and read by the config file loader,
+//! the command line, CONFIG GET/SET, and INFO.
+//!
+//! Values are kept as the canonical strings CONFIG GET returns; the few that the
+//! request path reads constantly are mirrored in atomics.
+
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use thiserror::Error;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    Int {
+        min: i64,
+        max: i64,
+    },
+    /// A byte size that accepts Redis's units (`1k`, `512mb`, `1gb`).
+    Memory {
+        min: i64,
+        max: i64,
+    },
+    Bool,
+    Enum(&'static [&'static str]),
+    Str,
+    /// One or more words joined by spaces (`bind`, `save`).
+    Words,
+}
+
+pub struct Directive {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub kind: Kind,
+    /// Whether CONFIG SET may change it at run time.
+    pub mutable: bool,
+}
+
+const fn d(name: &'static str, default: &'static str, kind: Kind, mutable: bool) -> Directive {
+    Directive {
+        name,
+        default,
+        kind,
+        mutable,
+    }
+}
+
+const MB: i64 = 1024 * 1024;
+
+/// Every directive Keel understands. Anything else in a config file stops start-up.
+pub static DIRECTIVES: &[Directive] = &[
+    d("bind", "127.0.0.1", Kind::Words, false),
+    d("port", "6379", Kind::Int { min: 0, max: 65535 }, false),
+    d("threads", "0", Kind::Int { min: 0, max: 1024 }, false),
+    d("dir", ".", Kind::Str, true),
+    d(
+        "databases",
+        "16",
+        Kind::Int {
+            min: 1,
+            max: 1_000_000,
+        },
+        false,
+    ),
+    d(
+        "maxclients",
+        "10000",
+        Kind::Int {
+            min: 1,
+            max: 1_000_000,
+        },
+        true,
+    ),
+    d("requirepass", "", Kind::Str, true),
+    d("save", "", Kind::Words, true),
+    d("appendonly", "no", Kind::Bool, true),
+    d(
+        "appendfsync",
+        "everysec",
+        Kind::Enum(&["always", "everysec", "no"]),
+        true,
+    ),
+    d("appendfilename", "appendonly.aof", Kind::Str, false),
+    d("dbfilename", "dump.rdb", Kind::Str, true),
+    d("hz", "10", Kind::Int { min: 1, max: 500 }, true),
+    d(
+        "active-expire-effort",
+        "1",
+        Kind::Int { min: 1, max: 10 },
+        true,
+    ),
+    d(
+        "timeout",
+        "0",
+        Kind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        true,
+    ),
+    d(
+        "tcp-keepalive",
+        "300",
+        Kind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        true,
+    ),
+    d(
+        "tcp-backlog",
+        "511",
+        Kind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        false,
+    ),
+    d("protected-mode", "yes", Kind::Bool, true),
+    d("daemonize", "no", Kind::Enum(&["no"]), false),
+    d(
+        "supervised",
+        "no",
+        Kind::Enum(&["no", "auto", "systemd", "upstart"]),
+        false,
+    ),
+    d("pidfile", "", Kind::Str, false),
+    d(
+        "loglevel",
+        "notice",
+        Kind::Enum(&["debug", "verbose", "notice", "warning", "nothing"]),
+        true,
+    ),
+    d("logfile", "", Kind::Enum(&[""]), false),
+    d(
+        "enable-debug-command",
+        "no",
+        Kind::Enum(&["no", "yes", "local"]),
+        false,
+    ),
+    d(
+        "proto-max-bulk-len",
+        "536870912",
+        Kind::Memory {
+            min: MB,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "client-query-buffer-limit",
+        "1073741824",
+        Kind::Memory {
+            min: MB,
+            max: i64::MAX,
+        },
+        true,
+    ),
+];
+
+pub fn find(name: &str) -> Option<&'static Directive> {
+    DIRECTIVES
+        .iter()
+        .find(|d| d.name.eq_ignore_ascii_case(name))
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("Bad directive or wrong number of arguments")]
+    Unknown,
+    #[error("argument couldn't be parsed into an integer")]
+    NotInteger,
+    #[error("argument must be between {0} and {1} inclusive")]
+    OutOfRange(i64, i64),
+    #[error("argument must be a memory value")]
+    NotMemory,
+    #[error("argument must be 'yes' or 'no'")]
+    NotBool,
+    #[error("argument(s) must be one of the following: {0}")]
+    NotInEnum(String),
+    #[error("can't set immutable config")]
+    Immutable,
+    #[error("{0}")]
+    Unsupported(&'static str),
+}
+
+/// Parse a Redis memory value: a number with an optional k/kb/m/mb/g/gb suffix.
+pub fn parse_memory(s: &str) -> Option<i64> {
+    let lower = s.to_ascii_lowercase();
+    let (num, mul) = [
+        ("gb", 1i64 << 30),
+        ("mb", 1 << 20),
+        ("kb", 1 << 10),
+        ("g", 1_000_000_000),
+        ("m", 1_000_000),
+        ("k", 1000),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+    .unwrap_or((lower.clone(), 1));
+    num.parse::<i64>().ok()?.checked_mul(mul)
+}
+
+fn canonical(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
+    let single = || -> Result<&str, ConfigError> {
+        match words {
+            [w] => Ok(w),
+            _ => Err(ConfigError::Unknown),
+        }
+    };
+    match dir.kind {
+        Kind::Words => Ok(words.join(" ")),
+        Kind::Str => Ok(single()?.to_string()),
+        Kind::Bool => match single()?.to_ascii_lowercase().as_str() {
+            "yes" => Ok("yes".into()),
+            "no" => Ok("no".into()),
+            _ => Err(ConfigError::NotBool),
+        },
+        Kind::Enum(opts) => {
+            let v = single()?.to_ascii_lowercase();
+            if opts.contains(&v.as_str()) {
+                Ok(v)
+            } else {
+                Err(ConfigError::NotInEnum(opts.join(", ")))
+            }
+        }
+        Kind::Int { min, max } => {
+            let v: i64 = single()?.parse().map_err(|_| ConfigError::NotInteger)?;
+            if v < min || v > max {
+                return Err(ConfigError::OutOfRange(min, max));
+            }
+            Ok(v.to_string())
+        }
+        Kind::Memory { min, max } => {
+            let v = parse_memory(single()?).ok_or(ConfigError::NotMemory)?;
+            if v < min || v > max {
+                return Err(ConfigError::OutOfRange(min, max));
+            }
+            Ok(v.to_string())
+        }
+    }
+}
+
+/// The live configuration.
+pub struct Config {
+    values: RwLock<BTreeMap<&'static str, String>>,
+    proto_max_bulk_len: AtomicI64,
+    maxclients: AtomicI64,
+    query_buffer_limit: AtomicI64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let values = DIRECTIVES
+            .iter()
+            .map(|d| (d.name, d.default.to_string()))
+            .collect();
+        let c = Config {
+            values: RwLock::new(values),
+            proto_max_bulk_len: AtomicI64::new(0),
+            maxclients: AtomicI64::new(0),
+            query_buffer_limit: AtomicI64::new(0),
+        };
+        c.refresh_hot();
+        c
+    }
+}
+
+impl Config {
+    /// Set one directive. `startup` allows immutable directives (config file and
+    /// command line); CONFIG SET passes false.
+    pub fn set(&self, name: &str, words: &[&str], startup: bool) -> Result<(), ConfigError> {
+        let dir = find(name).ok_or(ConfigError::Unknown)?;
+        if !startup && !dir.mutable {
+            return Err(ConfigError::Immutable);
+        }
+        let v = canonical(dir, words)?;
+        if dir.name == "appendonly" && v == "yes" {
+            return Err(ConfigError::Unsupported(
+                "append-only persistence is not available in this build of Keel",
+            ));
+        }
+        self.values.write().insert(dir.name, v);
+        self.refresh_hot();
+        Ok(())
+    }
+
+    /// Check a value without applying it (CONFIG SET validates all pairs first).
+    pub fn validate(&self, name: &str, words: &[&str]) -> Result<&'static Directive, ConfigError> {
+        let dir = find(name).ok_or(ConfigError::Unknown)?;
+        if !dir.mutable {
+            return Err(ConfigError::Immutable);
+        }
+        canonical(dir, words)?;
+        Ok(dir)
+    }
+
+    fn refresh_hot(&self) {
+        self.proto_max_bulk_len
+            .store(self.get_i64("proto-max-bulk-len"), Ordering::Relaxed);
+        self.maxclients
+            .store(self.get_i64("maxclients"), Ordering::Relaxed);
+        self.query_buffer_limit
+            .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
+    }
+
+    pub fn get(&self, name: &str) -> String {
+        self.values.read().get(name).cloned().unwrap_or_default()
+    }
+
+    pub fn get_i64(&self, name: &str) -> i64 {
+        self.get(name).parse().unwrap_or(0)
+    }
+
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.get(name) == "yes"
+    }
+
+    /// Every (name, value) whose name matches the glob `pattern`, case-insensitively.
+    pub fn matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
+        self.values
+            .read()
+            .iter()
+            .filter(|(k, _)| keel_store::glob::glob_match(pattern, k.as_bytes(), true))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect()
+    }
+
+    pub fn proto_max_bulk_len(&self) -> i64 {
+        self.proto_max_bulk_len.load(Ordering::Relaxed)
+    }
+
+    pub fn maxclients(&self) -> i64 {
+        self.maxclients.load(Ordering::Relaxed)
+    }
+
+    pub fn query_buffer_limit(&self) -> i64 {
+        self.query_buffer_limit.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_validates_and_canonicalises() {
+        let c = Config::default();
+        assert_eq!(c.get("port"), "6379");
+        c.set("proto-max-bulk-len", &["2mb"], false).unwrap();
+        assert_eq!(c.proto_max_bulk_len(), 2 * 1024 * 1024);
+        assert_eq!(c.set("port", &["1"], false), Err(ConfigError::Immutable));
+        assert_eq!(
+            c.set("maxclients", &["x"], false),
+            Err(ConfigError::NotInteger)
+        );
+        assert_eq!(c.set("nope", &["x"], true), Err(ConfigError::Unknown));
+        assert_eq!(c.set("appendfsync", &["sometimes"], false).is_err(), true);
+        c.set("save", &["3600", "1"], false).unwrap();
+        assert_eq!(c.get("save"), "3600 1");
+        assert_eq!(c.matching(b"max*").len(), 1);
+    }
+}

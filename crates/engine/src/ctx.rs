@@ -1,0 +1,143 @@
+//! `Ctx`: what a handler sees while it runs. It owns the shard guards the executor
+//! took for the command, so a handler can reach exactly the keys it declared.
+
+use crate::engine::Engine;
+use crate::error::CmdError;
+use crate::session::Session;
+use bytes::Bytes;
+use keel_resp::Protocol;
+use keel_store::{Shard, Table};
+use parking_lot::MutexGuard;
+
+pub(crate) enum Guards<'a> {
+    None,
+    One(usize, MutexGuard<'a, Shard>),
+    /// Sorted by shard index; every shard when the command takes the whole keyspace.
+    Many(Vec<(usize, MutexGuard<'a, Shard>)>),
+}
+
+impl<'a> Guards<'a> {
+    fn find(&mut self, shard: usize) -> Option<&mut Shard> {
+        match self {
+            Guards::None => None,
+            Guards::One(i, g) => (*i == shard).then_some(&mut **g),
+            Guards::Many(v) => {
+                let pos = v.binary_search_by_key(&shard, |(i, _)| *i).ok()?;
+                Some(&mut *v[pos].1)
+            }
+        }
+    }
+
+    pub(crate) fn for_each(&mut self, mut f: impl FnMut(&mut Shard)) {
+        match self {
+            Guards::None => {}
+            Guards::One(_, g) => f(g),
+            Guards::Many(v) => v.iter_mut().for_each(|(_, g)| f(g)),
+        }
+    }
+
+    pub(crate) fn holds(&self, shard: usize) -> bool {
+        match self {
+            Guards::None => false,
+            Guards::One(i, _) => *i == shard,
+            Guards::Many(v) => v.binary_search_by_key(&shard, |(i, _)| *i).is_ok(),
+        }
+    }
+}
+
+pub struct Ctx<'a> {
+    pub engine: &'a Engine,
+    pub session: &'a mut Session,
+    pub(crate) guards: Guards<'a>,
+    pub(crate) now_ms: u64,
+    /// Number of changes the current command made; > 0 means it is logged and
+    /// watchers of its keys are invalidated.
+    pub(crate) dirty: u64,
+    /// The effect to log instead of the command as typed (`SET k v EX 10` is
+    /// logged as `SET k v PXAT <abs>`).
+    pub(crate) rewrite: Option<Vec<Bytes>>,
+    /// Effects logged for this command, in order, when a sink is installed.
+    pub(crate) effects: Vec<(usize, Vec<Bytes>)>,
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// The selected database.
+    pub fn db(&self) -> usize {
+        self.session.db
+    }
+
+    pub fn proto(&self) -> Protocol {
+        self.session.proto
+    }
+
+    pub fn resp3(&self) -> bool {
+        self.session.proto == Protocol::Resp3
+    }
+
+    /// The table holding `key` in the selected database.
+    pub fn table(&mut self, key: &[u8]) -> Result<&mut Table, CmdError> {
+        let db = self.session.db;
+        self.table_in(db, key)
+    }
+
+    /// The table holding `key` in database `db`.
+    pub fn table_in(&mut self, db: usize, key: &[u8]) -> Result<&mut Table, CmdError> {
+        let shard = self.engine.keyspace.shard_of(key);
+        match self.guards.find(shard) {
+            Some(s) if db < s.databases() => Ok(s.db(db)),
+            Some(_) => Err(CmdError::DbIndexOutOfRange),
+            // A handler touched a key it did not declare: a bug in its spec.
+            None => Err(CmdError::Internal(format!(
+                "key not declared by the command spec (shard {shard})"
+            ))),
+        }
+    }
+
+    /// Every locked shard (all of them for ALL_SHARDS commands), in index order.
+    pub fn for_each_shard(&mut self, f: impl FnMut(&mut Shard)) {
+        self.guards.for_each(f)
+    }
+
+    /// Record `n` changes to the dataset.
+    pub fn dirty(&mut self, n: u64) {
+        self.dirty += n;
+    }
+
+    /// Log `argv` as this command's effect instead of the command as sent. Only
+    /// needed for commands whose replay would not be deterministic.
+    pub fn rewrite(&mut self, argv: Vec<Bytes>) {
+        self.rewrite = Some(argv);
+    }
+
+    /// Log an additional effect now, in the given database.
+    pub fn log_effect(&mut self, db: usize, argv: Vec<Bytes>) {
+        if self.engine.sink.is_some() {
+            self.effects.push((db, argv));
+        }
+    }
+
+    /// Count a keyspace hit or miss (INFO stats).
+    pub fn hit(&mut self, found: bool) {
+        if found {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+    }
+
+    pub fn random(&self) -> u64 {
+        self.engine.rng.next_u64()
+    }
+
+    /// Run another command with the locks this one holds (EXEC, scripts). The
+    /// nested command's keys must lie in shards already locked.
+    pub fn call(&mut self, argv: &[Bytes]) -> keel_resp::Frame {
+        crate::exec::call_nested(self, argv)
+    }
+}

@@ -1,0 +1,182 @@
+//! `Engine`: the shared server state every connection's `execute` works against.
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::session::{ClientHandle, Session};
+use crate::stats::Stats;
+use crate::table::CommandTable;
+use crate::watch::Watches;
+use bytes::Bytes;
+use keel_store::Keyspace;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Receives the effect of every write, in execution order, while the writer still
+/// holds its shard locks. Persistence and replication implement it.
+pub trait EffectSink: Send + Sync {
+    fn append(&self, db: usize, argv: &[Bytes]);
+}
+
+/// Random numbers, injected like time so tests can be exact.
+pub trait Rng: Send + Sync {
+    fn next_u64(&self) -> u64;
+}
+
+/// xorshift64* seeded from the clock; good enough for RANDOMKEY and sampling.
+pub struct FastRng(AtomicU64);
+
+impl FastRng {
+    pub fn new(seed: u64) -> FastRng {
+        FastRng(AtomicU64::new(seed | 1))
+    }
+}
+
+impl Rng for FastRng {
+    fn next_u64(&self) -> u64 {
+        let mut x = self.0.load(Ordering::Relaxed);
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0.store(x, Ordering::Relaxed);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+pub struct Engine {
+    pub keyspace: Keyspace,
+    pub commands: CommandTable,
+    pub config: Config,
+    pub stats: Stats,
+    pub clock: Arc<dyn Clock>,
+    pub rng: Arc<dyn Rng>,
+    pub clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+    next_client_id: AtomicU64,
+    pub watches: Watches,
+    pub sink: Option<Arc<dyn EffectSink>>,
+    pub start_ms: u64,
+    pub started: std::time::Instant,
+    pub run_id: String,
+    pub last_save_s: AtomicU64,
+    /// Set by SHUTDOWN or a signal; the network layer stops when it sees it.
+    pub shutdown_requested: AtomicBool,
+    pub shutdown_notify: Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
+    /// The address and port actually bound, for INFO server.
+    pub tcp_port: AtomicU64,
+    pub executable: String,
+    pub config_file: String,
+    /// Bytes currently allocated by the process, as the allocator counts them.
+    pub used_memory: fn() -> u64,
+}
+
+pub struct EngineBuilder {
+    pub config: Config,
+    pub clock: Arc<dyn Clock>,
+    pub rng: Option<Arc<dyn Rng>>,
+    pub sink: Option<Arc<dyn EffectSink>>,
+    pub shard_bits: u32,
+    pub used_memory: fn() -> u64,
+    pub config_file: String,
+}
+
+fn no_memory_probe() -> u64 {
+    0
+}
+
+impl Default for EngineBuilder {
+    fn default() -> Self {
+        EngineBuilder {
+            config: Config::default(),
+            clock: Arc::new(SystemClock),
+            rng: None,
+            sink: None,
+            shard_bits: 6,
+            used_memory: no_memory_probe,
+            config_file: String::new(),
+        }
+    }
+}
+
+impl EngineBuilder {
+    pub fn build(self) -> Engine {
+        let start_ms = self.clock.now_ms();
+        let seed = start_ms ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
+        let rng = self.rng.unwrap_or_else(|| Arc::new(FastRng::new(seed)));
+        let run_id: String = (0..40)
+            .map(|_| char::from(b"0123456789abcdef"[(rng.next_u64() % 16) as usize]))
+            .collect();
+        let databases = self.config.get_i64("databases").max(1) as usize;
+        Engine {
+            keyspace: Keyspace::new(databases, self.shard_bits),
+            commands: crate::commands::table(),
+            config: self.config,
+            stats: Stats::default(),
+            clock: self.clock,
+            rng,
+            clients: Mutex::new(BTreeMap::new()),
+            next_client_id: AtomicU64::new(1),
+            watches: Watches::default(),
+            sink: self.sink,
+            start_ms,
+            started: std::time::Instant::now(),
+            run_id,
+            last_save_s: AtomicU64::new(start_ms / 1000),
+            shutdown_requested: AtomicBool::new(false),
+            shutdown_notify: Mutex::new(Vec::new()),
+            tcp_port: AtomicU64::new(0),
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            config_file: self.config_file,
+            used_memory: self.used_memory,
+        }
+    }
+}
+
+impl Engine {
+    pub fn new() -> Engine {
+        EngineBuilder::default().build()
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// Register a new client and return its session. `authenticated` is false when
+    /// `requirepass` is set.
+    pub fn connect(&self, addr: String, laddr: String) -> Session {
+        let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let handle = Arc::new(ClientHandle::new(id, addr, laddr, self.now_ms()));
+        self.clients.lock().insert(id, handle.clone());
+        self.stats.total_connections.fetch_add(1, Ordering::Relaxed);
+        self.stats.connected_clients.fetch_add(1, Ordering::Relaxed);
+        let needs_auth = !self.config.get("requirepass").is_empty();
+        Session::new(handle, !needs_auth)
+    }
+
+    /// Forget a client whose connection has closed.
+    pub fn disconnect(&self, session: &mut Session) {
+        self.watches.unwatch_all(session);
+        self.clients.lock().remove(&session.id());
+        self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Ask the server to stop (SHUTDOWN, SIGTERM).
+    pub fn request_shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::SeqCst);
+        for f in self.shutdown_notify.lock().iter() {
+            f();
+        }
+    }
+
+    pub fn databases(&self) -> usize {
+        self.keyspace.databases()
+    }
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}

@@ -1,0 +1,298 @@
+//! The one execution path. Every command, whether from a connection, inside EXEC,
+//! from a script or replayed from a log, goes through [`Engine::execute`] or,
+//! for nested calls that reuse their caller's locks, [`call_nested`].
+//!
+//! Order of checks follows Redis's `processCommand`: lookup, arity, auth, MULTI
+//! queueing; then keys are extracted from the spec, their shards locked in
+//! ascending order, the handler runs, and its effect is logged and watchers are
+//! invalidated while the locks are still held, so log order is execution order.
+
+use crate::args::Args;
+use crate::ctx::{Ctx, Guards};
+use crate::engine::Engine;
+use crate::error::CmdError;
+use crate::session::Session;
+use crate::spec::{Flags, Keys};
+use bytes::Bytes;
+use keel_resp::Frame;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+
+fn err(e: CmdError) -> Frame {
+    Frame::Error(Bytes::from(e.to_string()))
+}
+
+impl Engine {
+    /// Resolve argv to a command id, checking the name, subcommand and arity.
+    pub fn resolve(&self, argv: &[Bytes]) -> Result<usize, CmdError> {
+        let Some(name) = argv.first() else {
+            return Err(CmdError::Syntax);
+        };
+        let Some(mut id) = self.commands.lookup(name) else {
+            let mut args = String::new();
+            for a in argv.iter().skip(1) {
+                let shown = &a[..a.len().min(128)];
+                args.push_str(&format!("'{}' ", String::from_utf8_lossy(shown)));
+            }
+            let shown = &name[..name.len().min(128)];
+            return Err(CmdError::UnknownCommand {
+                name: String::from_utf8_lossy(shown).into(),
+                args,
+            });
+        };
+        let spec = self.commands.specs[id];
+        if !spec.subcommands.is_empty() {
+            let Some(sub) = argv.get(1) else {
+                return Err(CmdError::WrongArity(self.commands.full_name(id)));
+            };
+            id = self
+                .commands
+                .lookup_sub(id, sub)
+                .ok_or_else(|| CmdError::UnknownSubcommand {
+                    sub: String::from_utf8_lossy(sub).into(),
+                    cmd: spec.name.to_string(),
+                })?;
+        }
+        if !self.commands.specs[id].arity_ok(argv.len()) {
+            return Err(CmdError::WrongArity(self.commands.full_name(id)));
+        }
+        Ok(id)
+    }
+
+    /// Run one command for `session` and return its reply.
+    pub fn execute(&self, session: &mut Session, argv: Vec<Bytes>) -> Frame {
+        let id = match self.resolve(&argv) {
+            Ok(id) => id,
+            Err(e) => {
+                if session.multi.is_some() {
+                    session.multi_error = true;
+                }
+                return err(e);
+            }
+        };
+        let spec = self.commands.specs[id];
+        if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
+            return err(CmdError::NoAuth);
+        }
+        if let Some(queue) = session.multi.as_mut() {
+            if !spec.flags.contains(Flags::TX_CONTROL) {
+                if spec.flags.contains(Flags::NO_MULTI) {
+                    session.multi_error = true;
+                    return err(CmdError::NotAllowedInMulti);
+                }
+                queue.push(argv);
+                return Frame::simple("QUEUED");
+            }
+        }
+        session.handle.last_cmd.store(id, Ordering::Relaxed);
+        let now_ms = self.now_ms();
+        session
+            .handle
+            .last_interaction_ms
+            .store(now_ms, Ordering::Relaxed);
+        let guards = self.lock_for(session, spec.keys, spec.flags, &argv);
+        let mut ctx = Ctx {
+            engine: self,
+            session,
+            guards,
+            now_ms,
+            dirty: 0,
+            rewrite: None,
+            effects: Vec::new(),
+            hits: 0,
+            misses: 0,
+        };
+        let reply = run(&mut ctx, id, &argv);
+        finish(&mut ctx);
+        reply
+    }
+
+    /// Lock the shards a command needs, in ascending order.
+    fn lock_for<'a>(
+        &'a self,
+        session: &Session,
+        keys: Keys,
+        flags: Flags,
+        argv: &[Bytes],
+    ) -> Guards<'a> {
+        let ks = &self.keyspace;
+        if flags.contains(Flags::ALL_SHARDS) {
+            return Guards::Many((0..ks.shard_count()).map(|i| (i, ks.lock(i))).collect());
+        }
+        let mut shards: Vec<usize> = Vec::new();
+        let mut all = false;
+        if keys == Keys::Queued {
+            for queued in session.multi.iter().flatten() {
+                let Ok(qid) = self.resolve(queued) else {
+                    continue;
+                };
+                let qspec = self.commands.specs[qid];
+                if qspec.flags.contains(Flags::ALL_SHARDS) {
+                    all = true;
+                    break;
+                }
+                self.key_shards(qspec.keys, queued, &mut shards);
+            }
+        } else {
+            // Fast path: one key, one lock, no allocation.
+            if let Keys::Range { first, last, .. } = keys {
+                if first == last && first > 0 {
+                    if let Some(k) = argv.get(first as usize) {
+                        let s = ks.shard_of(k);
+                        return Guards::One(s, ks.lock(s));
+                    }
+                }
+            }
+            self.key_shards(keys, argv, &mut shards);
+        }
+        if all {
+            return Guards::Many((0..ks.shard_count()).map(|i| (i, ks.lock(i))).collect());
+        }
+        shards.sort_unstable();
+        shards.dedup();
+        match shards.as_slice() {
+            [] => Guards::None,
+            [s] => Guards::One(*s, ks.lock(*s)),
+            _ => Guards::Many(shards.into_iter().map(|i| (i, ks.lock(i))).collect()),
+        }
+    }
+
+    fn key_shards(&self, keys: Keys, argv: &[Bytes], out: &mut Vec<usize>) {
+        let mut pos = Vec::new();
+        keys.positions(argv, &mut pos);
+        out.extend(pos.into_iter().map(|i| self.keyspace.shard_of(&argv[i])));
+    }
+}
+
+/// Run the handler of command `id` inside `ctx`, catching any panic so a bug in one
+/// handler costs one error reply, not the server.
+fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
+    let engine = ctx.engine;
+    let spec = engine.commands.specs[id];
+    let start = std::time::Instant::now();
+    let dirty_before = ctx.dirty;
+    ctx.rewrite = None;
+    let skip = if spec.subcommands.is_empty() && engine.commands.parent[id] != id {
+        2
+    } else {
+        1
+    };
+    let mut args = Args::new(argv, skip);
+    let result = catch_unwind(AssertUnwindSafe(|| (spec.run)(ctx, &mut args)));
+    let reply = match result {
+        Ok(Ok(frame)) => frame,
+        Ok(Err(e)) => err(e),
+        Err(_) => err(CmdError::Internal(engine.commands.full_name(id))),
+    };
+    let changed = ctx.dirty > dirty_before;
+    if changed {
+        engine
+            .stats
+            .dirty
+            .fetch_add(ctx.dirty - dirty_before, Ordering::Relaxed);
+        if engine.watches.any() {
+            let mut pos = Vec::new();
+            spec.keys.positions(argv, &mut pos);
+            for i in pos {
+                engine.watches.touch(ctx.session.db, &argv[i]);
+            }
+        }
+    }
+    // Keys that expired on access are deleted; log those before the command.
+    let mut expired = 0u64;
+    let sink = engine.sink.is_some();
+    let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
+    ctx.guards.for_each(|shard| {
+        for db in 0..shard.databases() {
+            let t = shard.db(db);
+            if t.has_lazy_expired() {
+                for k in t.drain_lazy_expired() {
+                    expired += 1;
+                    if sink {
+                        lazy.push((
+                            db,
+                            vec![
+                                Bytes::from_static(b"DEL"),
+                                Bytes::copy_from_slice(k.as_slice()),
+                            ],
+                        ));
+                    }
+                }
+            }
+        }
+    });
+    if expired > 0 {
+        engine
+            .stats
+            .expired_keys
+            .fetch_add(expired, Ordering::Relaxed);
+    }
+    if sink {
+        let mut effects = lazy;
+        effects.append(&mut ctx.effects);
+        if changed && spec.flags.contains(Flags::WRITE) {
+            let effect = ctx.rewrite.take().unwrap_or_else(|| argv.to_vec());
+            effects.push((ctx.session.db, effect));
+        }
+        ctx.effects = effects;
+    }
+    let usec = start.elapsed().as_micros() as u64;
+    let ncmds = engine.commands.len();
+    let is_err = reply.is_error();
+    engine.stats.with_local(ncmds, |ts| {
+        let c = &ts.cmds[id];
+        c.calls.fetch_add(1, Ordering::Relaxed);
+        c.usec.fetch_add(usec, Ordering::Relaxed);
+        if is_err {
+            c.failed.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    reply
+}
+
+/// Flush what a top-level command produced: effects to the sink (locks still
+/// held) and hit/miss counters.
+fn finish(ctx: &mut Ctx<'_>) {
+    if let Some(sink) = ctx.engine.sink.as_ref() {
+        for (db, argv) in ctx.effects.drain(..) {
+            sink.append(db, &argv);
+        }
+    }
+    if ctx.hits > 0 {
+        ctx.engine
+            .stats
+            .keyspace_hits
+            .fetch_add(ctx.hits, Ordering::Relaxed);
+    }
+    if ctx.misses > 0 {
+        ctx.engine
+            .stats
+            .keyspace_misses
+            .fetch_add(ctx.misses, Ordering::Relaxed);
+    }
+}
+
+/// Run `argv` inside an already running command (EXEC, scripts), with its locks.
+pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
+    let engine = ctx.engine;
+    let id = match engine.resolve(argv) {
+        Ok(id) => id,
+        Err(e) => return err(e),
+    };
+    let spec = engine.commands.specs[id];
+    if spec.flags.contains(Flags::ALL_SHARDS) {
+        if (0..engine.keyspace.shard_count()).any(|s| !ctx.guards.holds(s)) {
+            return err(CmdError::Internal(engine.commands.full_name(id)));
+        }
+    } else {
+        let mut pos = Vec::new();
+        spec.keys.positions(argv, &mut pos);
+        if pos
+            .iter()
+            .any(|&i| !ctx.guards.holds(engine.keyspace.shard_of(&argv[i])))
+        {
+            return err(CmdError::Internal(engine.commands.full_name(id)));
+        }
+    }
+    run(ctx, id, argv)
+}

@@ -1,0 +1,138 @@
+//! The active expiry cycle: reclaims keys whose time has passed and that nobody
+//! reads, within a CPU budget per run.
+//!
+//! Redis samples random volatile keys and repeats while more than 10% of a sample
+//! was stale. Keel keeps each table's volatile keys ordered by deadline, so the
+//! cycle never samples: it pops exactly the keys that are due, earliest first,
+//! shard by shard, until none are due or the time budget for this run is spent. The
+//! budget follows Redis's: a quarter of the cron period, scaled by
+//! `active-expire-effort`.
+
+use crate::engine::Engine;
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Keys removed per lock hold, so a big backlog never blocks one shard for long.
+const BATCH: usize = 128;
+
+/// Where the next cycle resumes, so every shard gets its turn under a tight budget.
+#[derive(Default)]
+pub struct ExpireCursor {
+    next_shard: usize,
+}
+
+/// The time one cycle may use at the configured `hz` and effort.
+pub fn cycle_budget(engine: &Engine) -> Duration {
+    let hz = engine.config.get_i64("hz").clamp(1, 500) as u64;
+    let effort = engine.config.get_i64("active-expire-effort").clamp(1, 10) as u64;
+    // 25% of the period at effort 1, growing 2 percentage points per effort step.
+    let percent = 25 + 2 * (effort - 1);
+    Duration::from_micros(1_000_000 / hz * percent / 100)
+}
+
+/// Run one cycle; returns the number of keys removed.
+pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: Duration) -> usize {
+    let start = Instant::now();
+    let shards = engine.keyspace.shard_count();
+    let mut removed = 0usize;
+    let mut keys = Vec::with_capacity(BATCH);
+    for _ in 0..shards {
+        let idx = cursor.next_shard % shards;
+        let mut exhausted = true;
+        {
+            let mut shard = engine.keyspace.lock(idx);
+            for db in 0..shard.databases() {
+                loop {
+                    let now = engine.now_ms();
+                    keys.clear();
+                    let n = shard.db(db).expire_due(now, BATCH, &mut keys);
+                    removed += n;
+                    for k in &keys {
+                        engine.watches.touch(db, k.as_slice());
+                        if let Some(sink) = engine.sink.as_ref() {
+                            sink.append(
+                                db,
+                                &[
+                                    Bytes::from_static(b"DEL"),
+                                    Bytes::copy_from_slice(k.as_slice()),
+                                ],
+                            );
+                        }
+                    }
+                    if n < BATCH {
+                        break;
+                    }
+                    if start.elapsed() >= budget {
+                        exhausted = false;
+                        break;
+                    }
+                }
+                if !exhausted {
+                    break;
+                }
+            }
+        }
+        if !exhausted {
+            break;
+        }
+        cursor.next_shard = (idx + 1) % shards;
+        if start.elapsed() >= budget {
+            break;
+        }
+    }
+    engine
+        .stats
+        .expired_keys
+        .fetch_add(removed as u64, Ordering::Relaxed);
+    engine
+        .stats
+        .active_expire_cycles
+        .fetch_add(1, Ordering::Relaxed);
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+
+    #[test]
+    fn removes_due_keys_without_reads() {
+        let mut t = TestEngine::new();
+        for i in 0..1000 {
+            t.run(&["SET", &format!("k{i}"), "v", "PX", "100"]);
+        }
+        t.run(&["SET", "keep", "v"]);
+        let mut cur = ExpireCursor::default();
+        assert_eq!(
+            active_expire_cycle(&t.engine, &mut cur, Duration::from_secs(1)),
+            0
+        );
+        t.clock.advance(100);
+        assert_eq!(
+            active_expire_cycle(&t.engine, &mut cur, Duration::from_secs(1)),
+            1000
+        );
+        assert_eq!(t.run(&["GET", "keep"]), bulk("v"));
+    }
+
+    #[test]
+    fn zero_budget_still_makes_progress() {
+        let mut t = TestEngine::new();
+        for i in 0..5000 {
+            t.run(&["SET", &format!("k{i}"), "v", "PX", "1"]);
+        }
+        t.clock.advance(2);
+        let mut cur = ExpireCursor::default();
+        let mut total = 0;
+        for _ in 0..10_000 {
+            let n = active_expire_cycle(&t.engine, &mut cur, Duration::ZERO);
+            total += n;
+            if total == 5000 {
+                break;
+            }
+        }
+        assert_eq!(total, 5000);
+    }
+}

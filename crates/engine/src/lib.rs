@@ -1,0 +1,27 @@
+//! Keel's engine: the command table, the handlers, and the one execution path
+//! they all run through. No sockets and no async: the network layer hands argv in
+//! and gets a reply frame back; tests do the same without a server.
+
+pub mod args;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod ctx;
+pub mod engine;
+pub mod error;
+pub mod exec;
+pub mod expire;
+pub mod session;
+pub mod spec;
+pub mod stats;
+pub mod table;
+pub mod watch;
+
+pub use ctx::Ctx;
+pub use engine::{EffectSink, Engine, EngineBuilder};
+pub use error::CmdError;
+pub use session::{ClientHandle, Session};
+pub use spec::{CommandSpec, Flags, Group, Keys};
+
+#[cfg(test)]
+pub(crate) mod testing;

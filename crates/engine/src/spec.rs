@@ -1,0 +1,240 @@
+//! How a command is declared: one `CommandSpec` per command, next to its handler.
+//!
+//! Every consumer reads these specs: dispatch, arity errors, key extraction for
+//! shard locking, MULTI queueing, effect logging, and the COMMAND family.
+
+use crate::args::Args;
+use crate::ctx::Ctx;
+use crate::error::CmdError;
+use bytes::Bytes;
+use keel_resp::Frame;
+
+/// A handler: parse its arguments, operate on the store, return the reply.
+pub type Handler = fn(&mut Ctx<'_>, &mut Args<'_>) -> Result<Frame, CmdError>;
+
+/// Command flags, as Redis names them in COMMAND INFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flags(u32);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    pub const WRITE: Flags = Flags(1);
+    pub const READONLY: Flags = Flags(1 << 1);
+    pub const DENYOOM: Flags = Flags(1 << 2);
+    pub const ADMIN: Flags = Flags(1 << 3);
+    pub const PUBSUB: Flags = Flags(1 << 4);
+    pub const NOSCRIPT: Flags = Flags(1 << 5);
+    pub const BLOCKING: Flags = Flags(1 << 6);
+    pub const LOADING: Flags = Flags(1 << 7);
+    pub const STALE: Flags = Flags(1 << 8);
+    pub const SKIP_MONITOR: Flags = Flags(1 << 9);
+    pub const SKIP_SLOWLOG: Flags = Flags(1 << 10);
+    pub const FAST: Flags = Flags(1 << 11);
+    pub const NO_AUTH: Flags = Flags(1 << 12);
+    pub const MAY_REPLICATE: Flags = Flags(1 << 13);
+    pub const NO_MULTI: Flags = Flags(1 << 14);
+    pub const ALLOW_BUSY: Flags = Flags(1 << 15);
+    /// Keel-specific: the command reads or writes the whole keyspace, so the
+    /// executor locks every shard (KEYS, SCAN, FLUSHALL, SWAPDB, ...).
+    pub const ALL_SHARDS: Flags = Flags(1 << 24);
+    /// Keel-specific: runs outside MULTI queueing (MULTI, EXEC, DISCARD, WATCH...).
+    pub const TX_CONTROL: Flags = Flags(1 << 25);
+
+    pub const fn union(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Redis's names for the flags that COMMAND INFO reports.
+    pub fn names(self) -> Vec<&'static str> {
+        const NAMES: &[(Flags, &str)] = &[
+            (Flags::WRITE, "write"),
+            (Flags::READONLY, "readonly"),
+            (Flags::DENYOOM, "denyoom"),
+            (Flags::ADMIN, "admin"),
+            (Flags::PUBSUB, "pubsub"),
+            (Flags::NOSCRIPT, "noscript"),
+            (Flags::BLOCKING, "blocking"),
+            (Flags::LOADING, "loading"),
+            (Flags::STALE, "stale"),
+            (Flags::SKIP_MONITOR, "skip_monitor"),
+            (Flags::SKIP_SLOWLOG, "skip_slowlog"),
+            (Flags::FAST, "fast"),
+            (Flags::NO_AUTH, "no_auth"),
+            (Flags::MAY_REPLICATE, "may_replicate"),
+            (Flags::NO_MULTI, "no_multi"),
+            (Flags::ALLOW_BUSY, "allow_busy"),
+        ];
+        NAMES
+            .iter()
+            .filter(|(f, _)| self.contains(*f))
+            .map(|(_, n)| *n)
+            .collect()
+    }
+}
+
+/// The command groups of COMMAND DOCS; they also give ACL categories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Connection,
+    Server,
+    Generic,
+    String,
+    Bitmap,
+    Transactions,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Connection => "connection",
+            Group::Server => "server",
+            Group::Generic => "generic",
+            Group::String => "string",
+            Group::Bitmap => "bitmap",
+            Group::Transactions => "transactions",
+        }
+    }
+
+    /// The ACL category named after the group (`@string`, `@keyspace`, ...).
+    pub fn acl_category(self) -> &'static str {
+        match self {
+            Group::Generic => "@keyspace",
+            Group::Transactions => "@transaction",
+            Group::Server => "@admin",
+            other => match other.name() {
+                "connection" => "@connection",
+                "string" => "@string",
+                _ => "@bitmap",
+            },
+        }
+    }
+}
+
+/// Where a command's keys are, in Redis's legacy (first, last, step) form. `last`
+/// may be negative, counting from the end (-1 = last argument).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys {
+    None,
+    Range {
+        first: i32,
+        last: i32,
+        step: i32,
+    },
+    /// A count at `numkeys` followed by that many keys (ZUNIONSTORE-like); `extra`
+    /// names an additional key at a fixed position (the destination), 0 for none.
+    NumKeys {
+        numkeys: i32,
+        extra: i32,
+    },
+    /// The keys of the commands queued by MULTI (EXEC).
+    Queued,
+}
+
+impl Keys {
+    pub const fn single(pos: i32) -> Keys {
+        Keys::Range {
+            first: pos,
+            last: pos,
+            step: 1,
+        }
+    }
+
+    pub const fn range(first: i32, last: i32, step: i32) -> Keys {
+        Keys::Range { first, last, step }
+    }
+
+    /// The (first, last, step) triple COMMAND INFO reports.
+    pub fn legacy_triple(self) -> (i64, i64, i64) {
+        match self {
+            Keys::None | Keys::Queued => (0, 0, 0),
+            Keys::Range { first, last, step } => (first.into(), last.into(), step.into()),
+            Keys::NumKeys { extra, numkeys } => {
+                if extra > 0 {
+                    (extra.into(), extra.into(), 1)
+                } else {
+                    ((numkeys + 1).into(), (numkeys + 1).into(), 1)
+                }
+            }
+        }
+    }
+
+    /// Indices into argv of the keys of this invocation. Out-of-range or malformed
+    /// positions yield no key rather than an error; the handler reports the error.
+    pub fn positions(self, argv: &[Bytes], out: &mut Vec<usize>) {
+        let argc = argv.len() as i64;
+        match self {
+            Keys::None | Keys::Queued => {}
+            Keys::Range { first, last, step } => {
+                let first = i64::from(first);
+                let last = if last < 0 {
+                    argc + i64::from(last)
+                } else {
+                    i64::from(last)
+                };
+                let step = i64::from(step.max(1));
+                let mut i = first;
+                while i <= last && i < argc {
+                    out.push(i as usize);
+                    i += step;
+                }
+            }
+            Keys::NumKeys { numkeys, extra } => {
+                if extra > 0 && i64::from(extra) < argc {
+                    out.push(extra as usize);
+                }
+                let Some(n) = argv
+                    .get(numkeys as usize)
+                    .and_then(|a| keel_store::num::parse_i64(a))
+                else {
+                    return;
+                };
+                let start = i64::from(numkeys) + 1;
+                let end = start.saturating_add(n.max(0)).min(argc);
+                out.extend((start..end).map(|i| i as usize));
+            }
+        }
+    }
+}
+
+/// One command, declared once.
+pub struct CommandSpec {
+    pub name: &'static str,
+    pub group: Group,
+    /// Redis arity: N means exactly N arguments including the name, -N at least N.
+    pub arity: i32,
+    pub flags: Flags,
+    pub keys: Keys,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: &'static str,
+    /// Subcommands (CLIENT, CONFIG, ...), each a spec of its own named
+    /// `parent|sub` in COMMAND output; dispatched by the parent handler.
+    pub subcommands: &'static [&'static CommandSpec],
+    pub run: Handler,
+}
+
+impl std::fmt::Debug for CommandSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl CommandSpec {
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let arity = i64::from(self.arity);
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    pub fn is_write(&self) -> bool {
+        self.flags.contains(Flags::WRITE)
+    }
+}

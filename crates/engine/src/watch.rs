@@ -1,0 +1,84 @@
+//! WATCH bookkeeping: which sessions watch which keys, and marking them dirty when
+//! a write lands. Kept off the hot path by an atomic count of watched keys.
+
+use crate::session::Session;
+use bytes::Bytes;
+use hashbrown::HashMap;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+#[derive(Default)]
+pub struct Watches {
+    count: AtomicUsize,
+    by_key: Mutex<HashMap<(usize, Bytes), Vec<(u64, Arc<AtomicBool>)>>>,
+}
+
+impl Watches {
+    pub fn any(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
+    }
+
+    pub fn watch(&self, session: &mut Session, db: usize, key: Bytes) {
+        if session.watched.iter().any(|(d, k)| *d == db && *k == key) {
+            return;
+        }
+        let mut map = self.by_key.lock();
+        map.entry((db, key.clone()))
+            .or_default()
+            .push((session.id(), session.watch_dirty.clone()));
+        self.count.fetch_add(1, Ordering::Relaxed);
+        session.watched.push((db, key));
+        session
+            .handle
+            .watching
+            .store(session.watched.len(), Ordering::Relaxed);
+    }
+
+    pub fn unwatch_all(&self, session: &mut Session) {
+        if session.watched.is_empty() {
+            session.watch_dirty.store(false, Ordering::SeqCst);
+            return;
+        }
+        let mut map = self.by_key.lock();
+        for (db, key) in session.watched.drain(..) {
+            if let Some(list) = map.get_mut(&(db, key.clone())) {
+                list.retain(|(id, _)| *id != session.handle.id);
+                if list.is_empty() {
+                    map.remove(&(db, key));
+                }
+            }
+            self.count.fetch_sub(1, Ordering::Relaxed);
+        }
+        session.watch_dirty.store(false, Ordering::SeqCst);
+        session.handle.watching.store(0, Ordering::Relaxed);
+    }
+
+    /// A key was modified: every session watching it will fail its EXEC.
+    pub fn touch(&self, db: usize, key: &[u8]) {
+        if !self.any() {
+            return;
+        }
+        let map = self.by_key.lock();
+        if let Some(list) = map.get(&(db, Bytes::copy_from_slice(key))) {
+            for (_, flag) in list {
+                flag.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// A whole database changed (FLUSHDB, FLUSHALL, SWAPDB): `None` means all.
+    pub fn touch_db(&self, db: Option<usize>) {
+        if !self.any() {
+            return;
+        }
+        let map = self.by_key.lock();
+        for ((d, _), list) in map.iter() {
+            if db.is_none_or(|x| x == *d) {
+                for (_, flag) in list {
+                    flag.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! Reply encoding for RESP2 and RESP3.
+
+use crate::frame::Frame;
+use bytes::{BufMut, BytesMut};
+
+/// The protocol a connection negotiated with HELLO (RESP2 until then).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
+    out.put_u8(prefix);
+    let mut b = itoa_buf(n);
+    out.put_slice(b.as_slice());
+    out.put_slice(b"\r\n");
+    b.clear();
+}
+
+struct ItoaBuf {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+    fn clear(&mut self) {}
+}
+
+fn itoa_buf(n: i64) -> ItoaBuf {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let neg = n < 0;
+    let mut v = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    ItoaBuf { buf, start: i }
+}
+
+fn put_bulk(out: &mut BytesMut, data: &[u8]) {
+    put_int_line(out, b'$', data.len() as i64);
+    out.put_slice(data);
+    out.put_slice(b"\r\n");
+}
+
+/// Format a double the way Redis 7.0 does in replies (`%.17g`, with `inf`/`-inf`).
+pub fn encode_double(d: f64) -> String {
+    if d.is_nan() {
+        return "nan".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    format_g(d, 17)
+}
+
+/// C's `%.{prec}g`.
+fn format_g(d: f64, prec: usize) -> String {
+    if d == 0.0 {
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sci = format!("{:.*e}", prec - 1, d);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= prec as i32 {
+        let m = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.unsigned_abs())
+    } else {
+        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Append the wire form of `frame` for `proto` to `out`.
+pub fn encode(frame: &Frame, proto: Protocol, out: &mut BytesMut) {
+    let r3 = proto == Protocol::Resp3;
+    match frame {
+        Frame::Simple(s) => {
+            out.put_u8(b'+');
+            out.put_slice(s);
+            out.put_slice(b"\r\n");
+        }
+        Frame::Error(s) => {
+            out.put_u8(b'-');
+            out.put_slice(s);
+            out.put_slice(b"\r\n");
+        }
+        Frame::Integer(n) => put_int_line(out, b':', *n),
+        Frame::Bulk(b) => put_bulk(out, b),
+        Frame::Null => out.put_slice(if r3 { b"_\r\n" } else { b"$-1\r\n" }),
+        Frame::NullArray => out.put_slice(if r3 { b"_\r\n" } else { b"*-1\r\n" }),
+        Frame::Array(items) => {
+            put_int_line(out, b'*', items.len() as i64);
+            for f in items {
+                encode(f, proto, out);
+            }
+        }
+        Frame::Set(items) => {
+            put_int_line(out, if r3 { b'~' } else { b'*' }, items.len() as i64);
+            for f in items {
+                encode(f, proto, out);
+            }
+        }
+        Frame::Push(items) => {
+            put_int_line(out, if r3 { b'>' } else { b'*' }, items.len() as i64);
+            for f in items {
+                encode(f, proto, out);
+            }
+        }
+        Frame::Map(pairs) => {
+            if r3 {
+                put_int_line(out, b'%', pairs.len() as i64);
+            } else {
+                put_int_line(out, b'*', 2 * pairs.len() as i64);
+            }
+            for (k, v) in pairs {
+                encode(k, proto, out);
+                encode(v, proto, out);
+            }
+        }
+        Frame::Double(d) => {
+            let s = encode_double(*d);
+            if r3 {
+                out.put_u8(b',');
+                out.put_slice(s.as_bytes());
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, s.as_bytes());
+            }
+        }
+        Frame::Boolean(b) => {
+            if r3 {
+                out.put_slice(if *b { b"#t\r\n" } else { b"#f\r\n" });
+            } else {
+                out.put_slice(if *b { b":1\r\n" } else { b":0\r\n" });
+            }
+        }
+        Frame::Verbatim(fmt, b) => {
+            if r3 {
+                put_int_line(out, b'=', (b.len() + 4) as i64);
+                out.put_slice(fmt.as_bytes());
+                out.put_u8(b':');
+                out.put_slice(b);
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, b);
+            }
+        }
+        Frame::BigNumber(b) => {
+            if r3 {
+                out.put_u8(b'(');
+                out.put_slice(b);
+                out.put_slice(b"\r\n");
+            } else {
+                put_bulk(out, b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn enc(f: &Frame, p: Protocol) -> Vec<u8> {
+        let mut out = BytesMut::new();
+        encode(f, p, &mut out);
+        out.to_vec()
+    }
+
+    #[test]
+    fn doubles_like_printf_g17() {
+        assert_eq!(encode_double(1.5), "1.5");
+        assert_eq!(encode_double(10.0), "10");
+        assert_eq!(encode_double(0.1), "0.10000000000000001");
+        assert_eq!(encode_double(1e20), "1e+20");
+        assert_eq!(encode_double(1.25e-5), "1.2500000000000001e-05");
+        assert_eq!(encode_double(f64::INFINITY), "inf");
+        assert_eq!(encode_double(-3.0), "-3");
+        assert_eq!(
+            encode_double(123456789012345680.0),
+            "1.2345678901234568e+17"
+        );
+    }
+
+    #[test]
+    fn resp2_downgrades() {
+        let m = Frame::Map(vec![(Frame::bulk("a"), Frame::Integer(1))]);
+        assert_eq!(enc(&m, Protocol::Resp2), b"*2\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(enc(&m, Protocol::Resp3), b"%1\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(enc(&Frame::Null, Protocol::Resp2), b"$-1\r\n");
+        assert_eq!(enc(&Frame::NullArray, Protocol::Resp2), b"*-1\r\n");
+        assert_eq!(enc(&Frame::Null, Protocol::Resp3), b"_\r\n");
+        assert_eq!(enc(&Frame::Double(2.5), Protocol::Resp2), b"$3\r\n2.5\r\n");
+        assert_eq!(enc(&Frame::Double(2.5), Protocol::Resp3), b",2.5\r\n");
+        assert_eq!(enc(&Frame::Boolean(true), Protocol::Resp2), b":1\r\n");
+        assert_eq!(
+            enc(
+                &Frame::Verbatim("txt", Bytes::from_static(b"hi")),
+                Protocol::Resp3
+            ),
+            b"=6\r\ntxt:hi\r\n"
+        );
+        assert_eq!(enc(&Frame::Integer(-42), Protocol::Resp2), b":-42\r\n");
+        assert_eq!(
+            enc(&Frame::Integer(i64::MIN), Protocol::Resp2),
+            b":-9223372036854775808\r\n"
+        );
+    }
+}

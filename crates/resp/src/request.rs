@@ -1,0 +1,403 @@
+//! Server-side request parsing: one command out of the front of a read buffer.
+//!
+//! A request is either a RESP multibulk of bulk strings (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`)
+//! or an inline line (`GET k\r\n`) as typed into telnet. The parser works in two
+//! passes over borrowed bytes: it first finds where each argument lies, and only when
+//! the whole command is present does it report the argument ranges. Nothing is
+//! allocated from a length the client merely claims.
+
+use thiserror::Error;
+
+/// Redis rejects a multibulk header above this many arguments.
+pub const MAX_MULTIBULK_LEN: i64 = 1024 * 1024;
+/// Redis rejects an inline request (a line without `*`) longer than this.
+pub const MAX_INLINE_BYTES: usize = 64 * 1024;
+
+#[derive(Clone, Copy, Debug)]
+pub struct RequestLimits {
+    /// `proto-max-bulk-len`: the largest bulk argument accepted.
+    pub max_bulk_len: i64,
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        RequestLimits {
+            max_bulk_len: 512 * 1024 * 1024,
+        }
+    }
+}
+
+/// A malformed request. The Display text is what Redis sends before closing the
+/// connection (after `-ERR `).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProtocolError {
+    #[error("Protocol error: invalid multibulk length")]
+    InvalidMultibulkLength,
+    #[error("Protocol error: invalid bulk length")]
+    InvalidBulkLength,
+    #[error("Protocol error: expected '$', got '{0}'")]
+    ExpectedDollar(char),
+    #[error("Protocol error: too big mbulk count string")]
+    TooBigMultibulkString,
+    #[error("Protocol error: too big bulk count string")]
+    TooBigBulkString,
+    #[error("Protocol error: too big inline request")]
+    TooBigInline,
+    #[error("Protocol error: unbalanced quotes in request")]
+    UnbalancedQuotes,
+}
+
+/// A parsed request: the argument byte ranges inside the buffer it was parsed from,
+/// and how many bytes it used. Inline requests may need unquoting, so they carry
+/// owned arguments instead of ranges.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Request {
+    Ranges {
+        args: Vec<(usize, usize)>,
+        consumed: usize,
+    },
+    Owned {
+        args: Vec<Vec<u8>>,
+        consumed: usize,
+    },
+}
+
+/// Parse one request from the front of `buf`.
+///
+/// Returns `Ok(None)` when more bytes are needed. An empty inline line or `*0`
+/// yields a request with no arguments, which callers skip as Redis does.
+pub fn parse_request(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>, ProtocolError> {
+    match buf.first() {
+        None => Ok(None),
+        Some(b'*') => parse_multibulk(buf, limits),
+        Some(_) => parse_inline(buf),
+    }
+}
+
+fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
+    let hay = buf.get(from..)?;
+    let mut i = 0;
+    while let Some(off) = memchr_nl(&hay[i..]) {
+        let pos = i + off;
+        if pos > 0 && hay[pos - 1] == b'\r' {
+            return Some(from + pos - 1);
+        }
+        i = pos + 1;
+    }
+    None
+}
+
+fn memchr_nl(hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == b'\n')
+}
+
+/// Parse a decimal integer the way Redis's `string2ll` does: optional minus, digits,
+/// no spaces, no plus sign, no leading zeros other than "0" itself.
+pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(c - b'0');
+        v = if neg {
+            v.checked_mul(10)?.checked_sub(d)?
+        } else {
+            v.checked_mul(10)?.checked_add(d)?
+        };
+    }
+    if neg && v == 0 {
+        return None;
+    }
+    Some(v)
+}
+
+fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>, ProtocolError> {
+    let Some(eol) = find_crlf(buf, 1) else {
+        if buf.len() > MAX_INLINE_BYTES {
+            return Err(ProtocolError::TooBigMultibulkString);
+        }
+        return Ok(None);
+    };
+    let count = parse_i64(&buf[1..eol]).ok_or(ProtocolError::InvalidMultibulkLength)?;
+    if count > MAX_MULTIBULK_LEN {
+        return Err(ProtocolError::InvalidMultibulkLength);
+    }
+    let mut pos = eol + 2;
+    if count <= 0 {
+        return Ok(Some(Request::Ranges {
+            args: Vec::new(),
+            consumed: pos,
+        }));
+    }
+    // Reserve no more than the bytes present could hold: each argument takes at
+    // least four bytes (`$0\r\n`), so a huge claimed count costs nothing up front.
+    let plausible = (buf.len() - pos) / 4 + 1;
+    let mut args = Vec::with_capacity((count as usize).min(plausible).min(1024));
+    for _ in 0..count {
+        let Some(&first) = buf.get(pos) else {
+            return Ok(None);
+        };
+        if first != b'$' {
+            return Err(ProtocolError::ExpectedDollar(char::from(first)));
+        }
+        let Some(eol) = find_crlf(buf, pos + 1) else {
+            if buf.len() - pos > MAX_INLINE_BYTES {
+                return Err(ProtocolError::TooBigBulkString);
+            }
+            return Ok(None);
+        };
+        let len = parse_i64(&buf[pos + 1..eol]).ok_or(ProtocolError::InvalidBulkLength)?;
+        if len < 0 || len > limits.max_bulk_len {
+            return Err(ProtocolError::InvalidBulkLength);
+        }
+        let start = eol + 2;
+        let end = start
+            .checked_add(len as usize)
+            .ok_or(ProtocolError::InvalidBulkLength)?;
+        if buf.len() < end + 2 {
+            return Ok(None);
+        }
+        if &buf[end..end + 2] != b"\r\n" {
+            return Err(ProtocolError::InvalidBulkLength);
+        }
+        args.push((start, end));
+        pos = end + 2;
+    }
+    Ok(Some(Request::Ranges {
+        args,
+        consumed: pos,
+    }))
+}
+
+fn parse_inline(buf: &[u8]) -> Result<Option<Request>, ProtocolError> {
+    let Some(nl) = memchr_nl(buf) else {
+        if buf.len() > MAX_INLINE_BYTES {
+            return Err(ProtocolError::TooBigInline);
+        }
+        return Ok(None);
+    };
+    if nl > MAX_INLINE_BYTES {
+        return Err(ProtocolError::TooBigInline);
+    }
+    let line = if nl > 0 && buf[nl - 1] == b'\r' {
+        &buf[..nl - 1]
+    } else {
+        &buf[..nl]
+    };
+    let args = split_args(line).ok_or(ProtocolError::UnbalancedQuotes)?;
+    Ok(Some(Request::Owned {
+        args,
+        consumed: nl + 1,
+    }))
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Split an inline line into arguments with the quoting rules of redis-cli and
+/// Redis's `sdssplitargs`: double quotes with backslash escapes (`\n`, `\xHH`, ...),
+/// single quotes with only `\'` escaped. `None` for unbalanced quotes.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let n = line.len();
+    loop {
+        while i < n && line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= n {
+            return Some(out);
+        }
+        let mut cur = Vec::new();
+        let mut in_dq = false;
+        let mut in_sq = false;
+        loop {
+            if in_dq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\' && i + 3 < n && line[i + 1] == b'x' {
+                    if let (Some(h), Some(l)) = (hex_val(line[i + 2]), hex_val(line[i + 3])) {
+                        cur.push(h * 16 + l);
+                        i += 4;
+                        continue;
+                    }
+                }
+                if c == b'\\' && i + 1 < n {
+                    i += 1;
+                    cur.push(match line[i] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        other => other,
+                    });
+                } else if c == b'"' {
+                    // The closing quote must be followed by a space or the end.
+                    if i + 1 < n && !line[i + 1].is_ascii_whitespace() {
+                        return None;
+                    }
+                    in_dq = false;
+                } else {
+                    cur.push(c);
+                }
+                i += 1;
+            } else if in_sq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\' && i + 1 < n && line[i + 1] == b'\'' {
+                    cur.push(b'\'');
+                    i += 2;
+                    continue;
+                }
+                if c == b'\'' {
+                    if i + 1 < n && !line[i + 1].is_ascii_whitespace() {
+                        return None;
+                    }
+                    in_sq = false;
+                } else {
+                    cur.push(c);
+                }
+                i += 1;
+            } else {
+                if i >= n || line[i].is_ascii_whitespace() {
+                    break;
+                }
+                match line[i] {
+                    b'"' => in_dq = true,
+                    b'\'' => in_sq = true,
+                    c => cur.push(c),
+                }
+                i += 1;
+            }
+        }
+        out.push(cur);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args_of(buf: &[u8]) -> Vec<Vec<u8>> {
+        match parse_request(buf, &RequestLimits::default())
+            .unwrap()
+            .unwrap()
+        {
+            Request::Ranges { args, .. } => args.iter().map(|&(s, e)| buf[s..e].to_vec()).collect(),
+            Request::Owned { args, .. } => args,
+        }
+    }
+
+    #[test]
+    fn multibulk_complete_and_partial() {
+        let full = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+        assert_eq!(args_of(full), vec![b"GET".to_vec(), b"k".to_vec()]);
+        for cut in 0..full.len() {
+            assert_eq!(
+                parse_request(&full[..cut], &RequestLimits::default()),
+                Ok(None),
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn inline_with_quotes() {
+        assert_eq!(
+            args_of(b"set k \"a b\\x41\"\r\n"),
+            vec![b"set".to_vec(), b"k".to_vec(), b"a bA".to_vec()]
+        );
+        assert_eq!(args_of(b"PING\n"), vec![b"PING".to_vec()]);
+        assert_eq!(
+            parse_request(b"set \"abc\r\n", &RequestLimits::default()),
+            Err(ProtocolError::UnbalancedQuotes)
+        );
+    }
+
+    #[test]
+    fn rejects_huge_claims_without_allocating() {
+        let lim = RequestLimits::default();
+        assert_eq!(
+            parse_request(b"*2000000\r\n", &lim),
+            Err(ProtocolError::InvalidMultibulkLength)
+        );
+        assert_eq!(
+            parse_request(b"*1\r\n$600000000\r\n", &lim),
+            Err(ProtocolError::InvalidBulkLength)
+        );
+        // A plausible claim with nothing behind it is simply incomplete.
+        assert_eq!(parse_request(b"*1000000\r\n", &lim), Ok(None));
+        assert_eq!(
+            parse_request(b"*1\r\n$-1\r\n", &lim),
+            Err(ProtocolError::InvalidBulkLength)
+        );
+        assert_eq!(
+            parse_request(b"*1\r\n+x\r\n", &lim),
+            Err(ProtocolError::ExpectedDollar('+'))
+        );
+        assert_eq!(
+            parse_request(b"*x\r\n", &lim),
+            Err(ProtocolError::InvalidMultibulkLength)
+        );
+    }
+
+    #[test]
+    fn inline_too_big() {
+        let big = vec![b'a'; MAX_INLINE_BYTES + 1];
+        assert_eq!(
+            parse_request(&big, &RequestLimits::default()),
+            Err(ProtocolError::TooBigInline)
+        );
+    }
+
+    #[test]
+    fn integer_parsing_matches_redis() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"01"), None);
+        assert_eq!(parse_i64(b"+1"), None);
+        assert_eq!(parse_i64(b"-0"), None);
+        assert_eq!(parse_i64(b""), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let _ = parse_request(&data, &RequestLimits::default());
+        }
+
+        #[test]
+        fn multibulk_roundtrip(args in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40), 1..8)) {
+            let mut buf = format!("*{}\r\n", args.len()).into_bytes();
+            for a in &args {
+                buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+                buf.extend_from_slice(a);
+                buf.extend_from_slice(b"\r\n");
+            }
+            proptest::prop_assert_eq!(args_of(&buf), args);
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! `keel-server`: read the configuration, start the worker threads, serve until a
+//! signal or SHUTDOWN, then exit cleanly.
+
+mod alloc;
+mod log;
+mod net;
+mod startup;
+
+use keel_engine::config::Config;
+use keel_engine::expire::{active_expire_cycle, cycle_budget, ExpireCursor};
+use keel_engine::{Engine, EngineBuilder};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+fn usage() -> ! {
+    println!(
+        "Usage: keel-server [/path/to/keel.conf] [--name value ...]\n\
+         \x20      keel-server --version\n\n\
+         Every --name value is the same directive as a config file line 'name value'.\n\
+         Examples:\n\
+         \x20      keel-server --port 7777 --threads 2\n\
+         \x20      keel-server /etc/keel.conf --requirepass secret"
+    );
+    std::process::exit(0)
+}
+
+fn load_config(args: &[String]) -> (Config, String) {
+    let config = Config::default();
+    let mut rest = args;
+    let mut file_name = String::new();
+    if let Some(first) = args.first() {
+        if !first.starts_with("--") {
+            file_name = first.clone();
+            let text = match std::fs::read_to_string(first) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("Fatal error, can't open config file '{first}': {e}");
+                    std::process::exit(1);
+                }
+            };
+            if let Err(e) = startup::apply(&config, first, &text) {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+            rest = &args[1..];
+        }
+    }
+    let lines = match startup::args_to_lines(rest) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Fatal error in command line: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = startup::apply(&config, "(command line)", &lines.join("\n")) {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+    (config, file_name)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("-v" | "--version") => {
+            println!("Keel server v={}", env!("CARGO_PKG_VERSION"));
+            return;
+        }
+        Some("-h" | "--help") => usage(),
+        _ => {}
+    }
+    let (config, config_file) = load_config(&args);
+    if let Err(e) = run(config, config_file) {
+        warn!("Fatal: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(config: Config, config_file: String) -> anyhow::Result<()> {
+    let dir = config.get("dir");
+    if dir != "." {
+        std::env::set_current_dir(&dir)
+            .map_err(|e| anyhow::anyhow!("can't chdir to '{dir}': {e}"))?;
+    }
+    let threads = match config.get_i64("threads") {
+        0 => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        n => n as usize,
+    };
+    let port = config.get_i64("port") as u16;
+    let backlog = config.get_i64("tcp-backlog") as i32;
+    let binds: Vec<IpAddr> = config
+        .get("bind")
+        .split_whitespace()
+        .map(|b| b.trim_start_matches('-').parse::<IpAddr>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow::anyhow!("invalid bind address: {e}"))?;
+    let pidfile = config.get("pidfile");
+
+    let mut builder = EngineBuilder {
+        config,
+        ..EngineBuilder::default()
+    };
+    builder.used_memory = alloc::allocated_bytes;
+    builder.config_file = config_file;
+    // Enough shards that worker threads rarely meet on one lock.
+    builder.shard_bits = 6;
+    let engine = Arc::new(builder.build());
+
+    // Bind every listener before announcing readiness; with port 0 the first bind
+    // picks the port and the others share it.
+    let mut listeners: Vec<Vec<std::net::TcpListener>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut actual_port = port;
+    for ip in &binds {
+        for per_thread in listeners.iter_mut() {
+            let l = net::bind(SocketAddr::new(*ip, actual_port), backlog).map_err(|e| {
+                anyhow::anyhow!(
+                    "Could not create server TCP listening socket {ip}:{actual_port}: {e}"
+                )
+            })?;
+            if actual_port == 0 {
+                actual_port = l.local_addr()?.port();
+            }
+            per_thread.push(l);
+        }
+    }
+    engine
+        .tcp_port
+        .store(u64::from(actual_port), Ordering::Relaxed);
+    if !pidfile.is_empty() {
+        std::fs::write(&pidfile, format!("{}\n", std::process::id()))?;
+    }
+
+    let stop = Arc::new(tokio::sync::Notify::new());
+    {
+        let stop = stop.clone();
+        engine
+            .shutdown_notify
+            .lock()
+            .push(Box::new(move || stop.notify_waiters()));
+    }
+    info!(
+        "Keel version={} pid={} threads={threads} just started",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    );
+    let mut workers = Vec::new();
+    for (i, ls) in listeners.into_iter().enumerate() {
+        let engine = engine.clone();
+        let stop = stop.clone();
+        workers.push(
+            std::thread::Builder::new()
+                .name(format!("keel-worker-{i}"))
+                .spawn(move || {
+                    let rt = match tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        Ok(rt) => rt,
+                        Err(e) => {
+                            warn!("worker {i} failed to start: {e}");
+                            return;
+                        }
+                    };
+                    rt.block_on(async move {
+                        let mut tasks = Vec::new();
+                        for l in ls {
+                            tasks.push(tokio::spawn(net::accept_loop(
+                                engine.clone(),
+                                l,
+                                stop.clone(),
+                            )));
+                        }
+                        for t in tasks {
+                            let _ = t.await;
+                        }
+                    });
+                })?,
+        );
+    }
+    info!("Ready to accept connections tcp on port {actual_port}");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(cron(engine.clone(), stop.clone()));
+    for c in engine.clients.lock().values() {
+        c.kill();
+    }
+    pidfile_cleanup(&pidfile);
+    info!("Keel is now ready to exit, bye bye...");
+    Ok(())
+}
+
+fn pidfile_cleanup(pidfile: &str) {
+    if !pidfile.is_empty() {
+        let _ = std::fs::remove_file(pidfile);
+    }
+}
+
+/// Background work: the active expiry cycle at `hz`, and waiting for a shutdown.
+async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        warn!("cannot install signal handlers");
+        return;
+    };
+    let mut cursor = ExpireCursor::default();
+    loop {
+        let hz = engine.config.get_i64("hz").clamp(1, 500) as u64;
+        let tick = tokio::time::sleep(std::time::Duration::from_millis(1000 / hz));
+        tokio::select! {
+            _ = tick => {
+                let e = engine.clone();
+                let budget = cycle_budget(&e);
+                // The cycle takes shard locks; run it off the async thread.
+                let c = std::mem::take(&mut cursor);
+                cursor = tokio::task::spawn_blocking(move || {
+                    let mut c = c;
+                    active_expire_cycle(&e, &mut c, budget);
+                    c
+                }).await.unwrap_or_default();
+            }
+            _ = term.recv() => {
+                info!("Received SIGTERM scheduling shutdown...");
+                engine.request_shutdown();
+            }
+            _ = int.recv() => {
+                info!("Received SIGINT scheduling shutdown...");
+                engine.request_shutdown();
+            }
+            _ = stop.notified() => {}
+        }
+        if engine.shutdown_requested.load(Ordering::SeqCst) {
+            info!("User requested shutdown...");
+            return;
+        }
+    }
+}

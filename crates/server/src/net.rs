@@ -1,0 +1,206 @@
+//! The network layer: one listener per worker thread (SO_REUSEPORT spreads new
+//! connections across them) and the connection loop.
+//!
+//! A connection reads whatever has arrived, runs every complete command in the
+//! buffer through `Engine::execute`, and writes all the replies with one write.
+//! Nothing here interprets commands.
+
+use bytes::{Bytes, BytesMut};
+use keel_engine::{Engine, Session};
+use keel_resp::{encode, parse_request, Frame, Request, RequestLimits};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const READ_CHUNK: usize = 16 * 1024;
+
+/// Bind a listening socket that other threads can bind too (SO_REUSEPORT).
+pub fn bind(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
+    let domain = if addr.is_ipv4() {
+        socket2::Domain::IPV4
+    } else {
+        socket2::Domain::IPV6
+    };
+    let sock = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+    sock.set_reuse_address(true)?;
+    sock.set_reuse_port(true)?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(true)?;
+    }
+    sock.set_nonblocking(true)?;
+    sock.bind(&addr.into())?;
+    sock.listen(backlog.max(1))?;
+    Ok(sock.into())
+}
+
+/// Accept connections until shutdown, serving each on this thread.
+pub async fn accept_loop(
+    engine: Arc<Engine>,
+    listener: std::net::TcpListener,
+    stop: Arc<tokio::sync::Notify>,
+) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            crate::warn!("cannot register listener: {e}");
+            return;
+        }
+    };
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = stop.notified() => return,
+        };
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                crate::warn!("accept failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        if engine.shutdown_requested.load(Ordering::Relaxed) {
+            return;
+        }
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            serve(engine, stream, peer).await;
+        });
+    }
+}
+
+async fn refuse(mut stream: TcpStream, msg: &[u8]) {
+    let _ = stream.write_all(msg).await;
+    let _ = stream.shutdown().await;
+}
+
+async fn serve(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) {
+    let maxclients = engine.config.maxclients().max(1) as u64;
+    if engine.stats.connected_clients.load(Ordering::Relaxed) >= maxclients {
+        engine
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        refuse(stream, b"-ERR max number of clients reached\r\n").await;
+        return;
+    }
+    let _ = stream.set_nodelay(true);
+    let keepalive = engine.config.get_i64("tcp-keepalive");
+    if keepalive > 0 {
+        let ka = socket2::TcpKeepalive::new()
+            .with_time(std::time::Duration::from_secs(keepalive as u64));
+        let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
+    }
+    let local = stream
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    // A duplicate of the socket lets CLIENT KILL and SHUTDOWN close it from
+    // another thread, waking the blocked read with no cost on the request path.
+    let (stream, closer) = match stream.into_std().and_then(|s| {
+        let dup = s.try_clone()?;
+        Ok((TcpStream::from_std(s)?, dup))
+    }) {
+        Ok(x) => x,
+        Err(e) => {
+            crate::warn!("cannot set up connection from {peer}: {e}");
+            return;
+        }
+    };
+    let mut session = engine.connect(peer.to_string(), local);
+    *session.handle.closer.lock() = Some(Box::new(move || {
+        let _ = closer.shutdown(std::net::Shutdown::Both);
+    }));
+    let _ = connection_loop(&engine, &mut session, stream).await;
+    engine.disconnect(&mut session);
+}
+
+async fn connection_loop(
+    engine: &Engine,
+    session: &mut Session,
+    mut stream: TcpStream,
+) -> std::io::Result<()> {
+    let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
+    let mut wbuf = BytesMut::with_capacity(READ_CHUNK);
+    loop {
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+        }
+        let idle_timeout = engine.config.get_i64("timeout");
+        let n = if idle_timeout > 0 {
+            let dur = std::time::Duration::from_secs(idle_timeout as u64);
+            match tokio::time::timeout(dur, stream.read_buf(&mut rbuf)).await {
+                Ok(r) => r?,
+                Err(_) => return Ok(()),
+            }
+        } else {
+            stream.read_buf(&mut rbuf).await?
+        };
+        if n == 0 || session.handle.is_killed() {
+            return Ok(());
+        }
+        engine
+            .stats
+            .net_input_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
+        let closing = process(engine, session, &mut rbuf, &mut wbuf);
+        if !wbuf.is_empty() {
+            engine
+                .stats
+                .net_output_bytes
+                .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
+            stream.write_all(&wbuf).await?;
+            wbuf.clear();
+            if wbuf.capacity() > 4 * 1024 * 1024 {
+                wbuf = BytesMut::with_capacity(READ_CHUNK);
+            }
+        }
+        if closing {
+            return Ok(());
+        }
+        if rbuf.len() as i64 > engine.config.query_buffer_limit() {
+            return Ok(());
+        }
+    }
+}
+
+/// Run every complete request in `rbuf`, appending replies to `wbuf`. Returns
+/// true when the connection must close after the replies are written.
+fn process(
+    engine: &Engine,
+    session: &mut Session,
+    rbuf: &mut BytesMut,
+    wbuf: &mut BytesMut,
+) -> bool {
+    let limits = RequestLimits {
+        max_bulk_len: engine.config.proto_max_bulk_len(),
+    };
+    loop {
+        let argv: Vec<Bytes> = match parse_request(rbuf, &limits) {
+            Ok(None) => return false,
+            Ok(Some(Request::Ranges { args, consumed })) => {
+                let frame = rbuf.split_to(consumed).freeze();
+                args.into_iter().map(|(s, e)| frame.slice(s..e)).collect()
+            }
+            Ok(Some(Request::Owned { args, consumed })) => {
+                let _ = rbuf.split_to(consumed);
+                args.into_iter().map(Bytes::from).collect()
+            }
+            Err(e) => {
+                let reply = Frame::error(format!("ERR {e}"));
+                encode(&reply, session.proto, wbuf);
+                return true;
+            }
+        };
+        if argv.is_empty() {
+            continue;
+        }
+        let reply = engine.execute(session, argv);
+        encode(&reply, session.proto, wbuf);
+        if session.close_after_reply || session.handle.is_killed() {
+            return true;
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Keel's data types and keyspace.
+//!
+//! Owns how keys and values live in memory: the sharded [`Keyspace`], per-database
+//! [`Table`]s with their expiry index, the compact byte strings that hold keys and
+//! values, and the pure operations on them (glob matching, bit operations, numeric
+//! parsing). Knows nothing about sockets, async, RESP or commands: every function
+//! here takes plain bytes and numbers, and time is always passed in by the caller.
+
+pub mod bytes;
+pub mod glob;
+pub mod keyspace;
+pub mod num;
+pub mod value;
+
+pub use crate::bytes::CompactBytes;
+pub use keyspace::{Entry, Keyspace, ScanCursor, Shard, Table};
+pub use value::{Value, ValueType};
