@@ -6,6 +6,7 @@
 //! parsing). Knows nothing about sockets, async, RESP or commands: every function
 //! here takes plain bytes and numbers, and time is always passed in by the caller.
 
+pub mod bits;
 pub mod bytes;
 pub mod glob;
 pub mod keyspace;

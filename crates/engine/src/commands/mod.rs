@@ -3,7 +3,11 @@
 
 use crate::table::CommandTable;
 
+pub mod bitmap;
 pub mod connection;
+pub mod introspection;
+pub mod keys;
+pub mod server;
 pub mod strings;
 pub mod transactions;
 
@@ -11,7 +15,11 @@ pub mod transactions;
 pub fn table() -> CommandTable {
     CommandTable::new(&[
         connection::COMMANDS,
+        server::COMMANDS,
+        introspection::COMMANDS,
+        keys::COMMANDS,
         strings::COMMANDS,
+        bitmap::COMMANDS,
         transactions::COMMANDS,
     ])
 }

@@ -1,0 +1,39 @@
+# Keel: `make run` builds and starts the server on 127.0.0.1:6379;
+# `make test` installs what the tests need and runs every test.
+
+CARGO ?= cargo
+VENV  := .venv
+PY    := $(VENV)/bin/python
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run build test deps cargo-test py-test bench-compare clean
+
+build:
+	$(CARGO) build --release --bin keel-server
+
+run: build
+	./target/release/keel-server --bind 127.0.0.1 --port 6379
+
+# Debian's redis-server and redis-tools (for redis-benchmark and comparisons)
+# and redis-py in a local virtualenv.
+deps:
+	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools; \
+	fi
+	@if [ ! -x $(PY) ]; then python3 -m venv $(VENV); fi
+	@$(PY) -m pip install -q -r tests/python/requirements.txt
+
+cargo-test:
+	$(CARGO) test --workspace
+
+py-test: build deps
+	KEEL_SERVER=$(CURDIR)/target/release/keel-server $(PY) -m pytest -q tests/python
+
+test: deps cargo-test py-test
+
+bench-compare: build deps
+	scripts/compare-redis.sh
+
+clean:
+	$(CARGO) clean

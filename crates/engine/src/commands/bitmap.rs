@@ -1,0 +1,5 @@
+//! Bitmap commands on strings: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD.
+
+use crate::spec::CommandSpec;
+
+pub(crate) static COMMANDS: &[&CommandSpec] = &[];

@@ -1,0 +1,105 @@
+"""Fixtures that start the real keel-server binary on a free loopback port."""
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+import redis
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("KEEL_SERVER", os.path.join(ROOT, "target", "release", "keel-server"))
+# KEEL_TEST_AGAINST=redis runs the same tests against Debian's redis-server, to
+# check that what the tests expect is what Redis itself does.
+AGAINST_REDIS = os.environ.get("KEEL_TEST_AGAINST") == "redis"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, *args):
+        self.port = free_port()
+        if AGAINST_REDIS:
+            self.args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                         "--save", "", "--appendonly", "no", "--enable-debug-command", "yes",
+                         *[a for a in args if not a.startswith("--threads")]]
+        else:
+            self.args = [BINARY, "--port", str(self.port), "--bind", "127.0.0.1",
+                         "--enable-debug-command", "yes", *args]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.time() + 10
+        while True:
+            if self.proc.poll() is not None:
+                out = self.proc.stdout.read().decode(errors="replace")
+                raise RuntimeError(f"keel-server exited early ({self.proc.returncode}):\n{out}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    break
+            except OSError:
+                if time.time() > deadline:
+                    self.stop()
+                    raise RuntimeError("keel-server did not start listening")
+                time.sleep(0.02)
+
+    def client(self, **kw):
+        kw.setdefault("decode_responses", True)
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+@contextlib.contextmanager
+def running_server(*args):
+    """A server of its own, for tests that need a particular configuration."""
+    s = Server(*args)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = Server()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def r(server):
+    c = server.client()
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def r3(server):
+    c = server.client(protocol=3)
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def rb(server):
+    """A client that returns raw bytes."""
+    c = server.client(decode_responses=False)
+    c.flushall()
+    yield c
+    c.close()
