@@ -296,3 +296,68 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
     }
     run(ctx, id, argv)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::args::Args;
+    use crate::ctx::Ctx;
+    use crate::error::CmdError;
+    use crate::spec::{CommandSpec, Flags, Group, Keys};
+    use crate::table::CommandTable;
+    use crate::testing::*;
+    use keel_resp::Frame;
+
+    const BOOM: CommandSpec = CommandSpec {
+        name: "BOOM",
+        group: Group::Server,
+        arity: 2,
+        flags: Flags::WRITE,
+        keys: Keys::single(1),
+        summary: "Panics while holding a shard lock.",
+        since: "0.0.0",
+        complexity: "O(1)",
+        subcommands: &[],
+        run: boom,
+    };
+
+    fn boom(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+        let key = args.next_key()?;
+        let _table = ctx.table(key)?;
+        let empty: &[u8] = &[];
+        Ok(Frame::Integer(i64::from(empty[key.len()])))
+    }
+
+    /// A panicking handler costs one error reply; the lock it held is released
+    /// and the engine keeps serving, including the same key.
+    #[test]
+    fn handler_panic_is_contained() {
+        let mut t = TestEngine::new();
+        static EXTRA: &[&CommandSpec] = &[&BOOM];
+        let mut groups: Vec<&'static [&'static CommandSpec]> = vec![EXTRA];
+        groups.extend([crate::commands::strings::COMMANDS]);
+        t.engine.commands = CommandTable::new(&groups);
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let reply = t.run(&["BOOM", "k"]);
+        std::panic::set_hook(prev);
+        assert_eq!(
+            reply,
+            error("ERR internal error while running 'boom'; the command was aborted")
+        );
+        assert_eq!(t.run(&["SET", "k", "v"]), ok());
+        assert_eq!(t.run(&["GET", "k"]), bulk("v"));
+    }
+
+    #[test]
+    fn unknown_command_lists_args_like_redis() {
+        let mut t = TestEngine::new();
+        assert_eq!(
+            t.run(&["NOPE", "a", "b"]),
+            error("ERR unknown command 'NOPE', with args beginning with: 'a' 'b' ")
+        );
+        assert_eq!(
+            t.run(&["NOPE"]),
+            error("ERR unknown command 'NOPE', with args beginning with: ")
+        );
+    }
+}
