@@ -21,7 +21,10 @@ deps:
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools; \
 	fi
-	@if [ ! -x $(PY) ]; then python3 -m venv $(VENV); fi
+	@if [ ! -x $(PY) ]; then \
+		python3 -m venv $(VENV) || { rm -rf $(VENV); $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(VENV); }; \
+	fi
 	@$(PY) -m pip install -q -r tests/python/requirements.txt
 
 cargo-test:
