@@ -355,7 +355,7 @@ mod tests {
             Err(ConfigError::NotInteger)
         );
         assert_eq!(c.set("nope", &["x"], true), Err(ConfigError::Unknown));
-        assert_eq!(c.set("appendfsync", &["sometimes"], false).is_err(), true);
+        assert!(c.set("appendfsync", &["sometimes"], false).is_err());
         c.set("save", &["3600", "1"], false).unwrap();
         assert_eq!(c.get("save"), "3600 1");
         assert_eq!(c.matching(b"max*").len(), 1);

@@ -16,8 +16,10 @@ pub struct TestEngine {
 impl TestEngine {
     pub fn new() -> TestEngine {
         let clock = Arc::new(ManualClock::new(1_700_000_000_000));
-        let mut b = EngineBuilder::default();
-        b.clock = clock.clone();
+        let b = EngineBuilder {
+            clock: clock.clone(),
+            ..EngineBuilder::default()
+        };
         b.config
             .set("enable-debug-command", &["yes"], true)
             .expect("valid directive");
@@ -58,6 +60,7 @@ pub fn bulk(s: &str) -> Frame {
     Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()))
 }
 
+#[allow(dead_code)]
 pub fn int(n: i64) -> Frame {
     Frame::Integer(n)
 }

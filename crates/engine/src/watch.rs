@@ -8,10 +8,13 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// The sessions watching one key: client id and that session's dirty flag.
+type Watchers = Vec<(u64, Arc<AtomicBool>)>;
+
 #[derive(Default)]
 pub struct Watches {
     count: AtomicUsize,
-    by_key: Mutex<HashMap<(usize, Bytes), Vec<(u64, Arc<AtomicBool>)>>>,
+    by_key: Mutex<HashMap<(usize, Bytes), Watchers>>,
 }
 
 impl Watches {

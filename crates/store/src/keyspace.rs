@@ -100,6 +100,8 @@ pub struct Table {
     lazy_expired: Vec<CompactBytes>,
 }
 
+// The table stores boxes, so its hasher callback receives `&Box<Entry>`.
+#[allow(clippy::borrowed_box)]
 fn rehash(e: &Box<Entry>) -> u64 {
     hash_key(e.key.as_slice())
 }
