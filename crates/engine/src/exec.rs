@@ -43,6 +43,11 @@ impl Engine {
         let spec = self.commands.specs[id];
         if !spec.subcommands.is_empty() {
             let Some(sub) = argv.get(1) else {
+                // A container whose arity admits no subcommand (bare COMMAND)
+                // runs its own handler.
+                if spec.arity_ok(argv.len()) {
+                    return Ok(id);
+                }
                 return Err(CmdError::WrongArity(self.commands.full_name(id)));
             };
             id = self
@@ -81,6 +86,10 @@ impl Engine {
                     return err(CmdError::NotAllowedInMulti);
                 }
                 queue.push(argv);
+                session
+                    .handle
+                    .multi_queued
+                    .store(queue.len(), Ordering::Relaxed);
                 return Frame::simple("QUEUED");
             }
         }
@@ -104,6 +113,14 @@ impl Engine {
         };
         let reply = run(&mut ctx, id, &argv);
         finish(&mut ctx);
+        if spec.flags.contains(Flags::TX_CONTROL) {
+            // MULTI starts an empty queue; EXEC/DISCARD/RESET end it.
+            let queued = ctx.session.multi.as_ref().map_or(0, Vec::len);
+            ctx.session
+                .handle
+                .multi_queued
+                .store(queued, Ordering::Relaxed);
+        }
         reply
     }
 

@@ -25,6 +25,11 @@ pub struct ClientHandle {
     pub in_multi: AtomicBool,
     pub watching: AtomicUsize,
     pub killed: AtomicBool,
+    /// CLIENT NO-EVICT / NO-TOUCH, mirrored from the session for CLIENT LIST `flags=`.
+    pub no_evict: AtomicBool,
+    pub no_touch: AtomicBool,
+    /// Commands queued since MULTI, for CLIENT LIST `multi=`.
+    pub multi_queued: AtomicUsize,
     /// Installed by the network layer: closes the socket so a blocked read wakes.
     pub closer: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -46,6 +51,9 @@ impl ClientHandle {
             in_multi: AtomicBool::new(false),
             watching: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
+            no_evict: AtomicBool::new(false),
+            no_touch: AtomicBool::new(false),
+            multi_queued: AtomicUsize::new(0),
             closer: Mutex::new(None),
         }
     }
@@ -114,5 +122,22 @@ impl Session {
             if proto == Protocol::Resp3 { 3 } else { 2 },
             Ordering::Relaxed,
         );
+    }
+}
+
+impl Session {
+    pub fn set_no_evict(&mut self, on: bool) {
+        self.no_evict = on;
+        self.handle.no_evict.store(on, Ordering::Relaxed);
+    }
+
+    pub fn set_no_touch(&mut self, on: bool) {
+        self.no_touch = on;
+        self.handle.no_touch.store(on, Ordering::Relaxed);
+    }
+
+    /// CLIENT SETNAME / HELLO SETNAME; an empty name clears it.
+    pub fn set_name(&mut self, name: Option<Bytes>) {
+        *self.handle.name.lock() = name.filter(|n| !n.is_empty());
     }
 }

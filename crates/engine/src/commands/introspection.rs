@@ -1,5 +1,800 @@
-//! COMMAND and its subcommands: the command table as clients see it.
+//! COMMAND and its subcommands: the command table as clients see it. Everything
+//! is derived from the specs in `ctx.engine.commands`, so a command appears here
+//! the moment its spec is listed in a group's table.
 
-use crate::spec::CommandSpec;
+use super::connection::help_reply;
+use crate::args::{is, Args};
+use crate::ctx::Ctx;
+use crate::error::CmdError;
+use crate::spec::{CommandSpec, Flags, Group, Keys};
+use crate::table::CommandTable;
+use bytes::Bytes;
+use keel_resp::Frame;
 
-pub(crate) static COMMANDS: &[&CommandSpec] = &[];
+pub(crate) static COMMANDS: &[&CommandSpec] = &[&COMMAND];
+
+const INTROSPECT: Flags = Flags::LOADING.union(Flags::STALE);
+
+pub(crate) const COMMAND: CommandSpec = CommandSpec {
+    name: "COMMAND",
+    group: Group::Server,
+    arity: -1,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Returns detailed information about all commands.",
+    since: "2.8.13",
+    complexity: "O(N) where N is the total number of Redis commands",
+    subcommands: &[
+        &COMMAND_COUNT,
+        &COMMAND_INFO,
+        &COMMAND_DOCS,
+        &COMMAND_LIST,
+        &COMMAND_GETKEYS,
+        &COMMAND_GETKEYSANDFLAGS,
+        &COMMAND_HELP,
+    ],
+    run: command,
+};
+
+fn bulk(s: &str) -> Frame {
+    Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+}
+
+fn simple(s: &str) -> Frame {
+    Frame::Simple(Bytes::copy_from_slice(s.as_bytes()))
+}
+
+/// A command id by its full name (`get`, `client|list`), ignoring case.
+fn find(table: &CommandTable, name: &[u8]) -> Option<usize> {
+    match name.iter().position(|&c| c == b'|') {
+        None => table.lookup(name),
+        Some(bar) => {
+            let parent = table.lookup(&name[..bar])?;
+            table.lookup_sub(parent, &name[bar + 1..])
+        }
+    }
+}
+
+/// The ids of the subcommands of container `id`, in declaration order.
+fn subcommand_ids(table: &CommandTable, id: usize) -> impl Iterator<Item = usize> + '_ {
+    (table.top_level..table.len()).filter(move |&i| table.parent[i] == id)
+}
+
+/// Whether the command's key positions depend on its arguments.
+fn movable_keys(spec: &CommandSpec) -> bool {
+    matches!(spec.keys, Keys::NumKeys { .. })
+}
+
+fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
+    let mut names = spec.flags.names();
+    if movable_keys(spec) {
+        // Redis lists movablekeys just before allow_busy.
+        let at = names
+            .iter()
+            .position(|n| *n == "allow_busy")
+            .unwrap_or(names.len());
+        names.insert(at, "movablekeys");
+    }
+    names
+}
+
+/// ACL categories in the order Redis reports them.
+const CATEGORY_ORDER: &[&str] = &[
+    "@keyspace",
+    "@read",
+    "@write",
+    "@set",
+    "@sortedset",
+    "@list",
+    "@hash",
+    "@string",
+    "@bitmap",
+    "@hyperloglog",
+    "@geo",
+    "@stream",
+    "@pubsub",
+    "@admin",
+    "@fast",
+    "@slow",
+    "@blocking",
+    "@dangerous",
+    "@connection",
+    "@transaction",
+    "@scripting",
+];
+
+/// The ACL categories of a command: its group's category plus those implied by
+/// its flags, as Redis derives them. Containers are only `@slow`, like Redis's.
+fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    if !spec.subcommands.is_empty() {
+        return vec!["@slow"];
+    }
+    let f = spec.flags;
+    let mut cats: Vec<&'static str> = Vec::new();
+    if spec.group == Group::Server {
+        // Server commands that read or write data (DBSIZE, FLUSHDB) are keyspace
+        // commands; the rest are administrative, which the ADMIN flag says.
+        if f.contains(Flags::WRITE) || f.contains(Flags::READONLY) {
+            cats.push("@keyspace");
+        }
+    } else {
+        cats.push(spec.group.acl_category());
+    }
+    for (flag, cat) in [
+        (Flags::WRITE, "@write"),
+        (Flags::READONLY, "@read"),
+        (Flags::PUBSUB, "@pubsub"),
+        (Flags::BLOCKING, "@blocking"),
+        (Flags::ADMIN, "@admin"),
+        (Flags::ADMIN, "@dangerous"),
+    ] {
+        if f.contains(flag) {
+            cats.push(cat);
+        }
+    }
+    cats.push(if f.contains(Flags::FAST) {
+        "@fast"
+    } else {
+        "@slow"
+    });
+    let rank = |c: &&str| {
+        CATEGORY_ORDER
+            .iter()
+            .position(|o| o == c)
+            .unwrap_or(CATEGORY_ORDER.len())
+    };
+    cats.sort_by_key(rank);
+    cats.dedup();
+    cats
+}
+
+/// Key flags in Redis's key-spec vocabulary. Keel's specs do not record per-key
+/// access, so this is derived from the command's READONLY / WRITE flags; the
+/// destination of a NumKeys command is overwritten, its sources are read.
+fn key_flags(spec: &CommandSpec, destination: bool) -> &'static [&'static str] {
+    if destination {
+        &["OW", "update"]
+    } else if movable_keys(spec) || !spec.flags.contains(Flags::WRITE) {
+        &["RO", "access"]
+    } else {
+        &["RW", "update"]
+    }
+}
+
+fn map(pairs: Vec<(&str, Frame)>) -> Frame {
+    Frame::Map(pairs.into_iter().map(|(k, v)| (bulk(k), v)).collect())
+}
+
+fn key_spec(flags: &[&str], index: i64, find_keys: Frame) -> Frame {
+    map(vec![
+        (
+            "flags",
+            Frame::Set(flags.iter().map(|f| simple(f)).collect()),
+        ),
+        (
+            "begin_search",
+            map(vec![
+                ("type", bulk("index")),
+                ("spec", map(vec![("index", Frame::Integer(index))])),
+            ]),
+        ),
+        ("find_keys", find_keys),
+    ])
+}
+
+fn range_keys(lastkey: i64, keystep: i64) -> Frame {
+    map(vec![
+        ("type", bulk("range")),
+        (
+            "spec",
+            map(vec![
+                ("lastkey", Frame::Integer(lastkey)),
+                ("keystep", Frame::Integer(keystep)),
+                ("limit", Frame::Integer(0)),
+            ]),
+        ),
+    ])
+}
+
+/// Redis 7 key specifications derived from the spec's `keys`.
+fn key_specs(spec: &CommandSpec) -> Vec<Frame> {
+    match spec.keys {
+        Keys::None | Keys::Queued => Vec::new(),
+        Keys::Range { first, last, step } => {
+            // `lastkey` is relative to the first key when non-negative.
+            let lastkey = if last < 0 { last } else { last - first };
+            vec![key_spec(
+                key_flags(spec, false),
+                first.into(),
+                range_keys(lastkey.into(), step.max(1).into()),
+            )]
+        }
+        Keys::NumKeys { numkeys, extra } => {
+            let mut out = Vec::new();
+            if extra > 0 {
+                out.push(key_spec(
+                    key_flags(spec, true),
+                    extra.into(),
+                    range_keys(0, 1),
+                ));
+            }
+            out.push(key_spec(
+                key_flags(spec, false),
+                numkeys.into(),
+                map(vec![
+                    ("type", bulk("keynum")),
+                    (
+                        "spec",
+                        map(vec![
+                            ("keynumidx", Frame::Integer(0)),
+                            ("firstkey", Frame::Integer(1)),
+                            ("keystep", Frame::Integer(1)),
+                        ]),
+                    ),
+                ]),
+            ));
+            out
+        }
+    }
+}
+
+/// The legacy (first, last, step) triple; commands whose only keys follow a
+/// count have none, as in Redis (ZUNION, EVAL).
+fn legacy_keys(spec: &CommandSpec) -> (i64, i64, i64) {
+    match spec.keys {
+        Keys::NumKeys { extra, .. } if extra <= 0 => (0, 0, 0),
+        keys => keys.legacy_triple(),
+    }
+}
+
+/// One COMMAND INFO entry, Redis 7 shape: name, arity, flags, first key, last
+/// key, step, ACL categories, tips, key specs, subcommands.
+fn info_entry(table: &CommandTable, id: usize) -> Frame {
+    let spec = table.specs[id];
+    let (first, last, step) = legacy_keys(spec);
+    let subs: Vec<Frame> = subcommand_ids(table, id)
+        .map(|s| info_entry(table, s))
+        .collect();
+    Frame::Array(vec![
+        bulk(&table.full_name(id)),
+        Frame::Integer(spec.arity.into()),
+        Frame::Set(flag_names(spec).into_iter().map(simple).collect()),
+        Frame::Integer(first),
+        Frame::Integer(last),
+        Frame::Integer(step),
+        Frame::Set(acl_categories(spec).into_iter().map(simple).collect()),
+        Frame::Set(Vec::new()),
+        Frame::Set(key_specs(spec)),
+        // Redis sends an empty set, not an empty array, when there are none.
+        if subs.is_empty() {
+            Frame::Set(Vec::new())
+        } else {
+            Frame::Array(subs)
+        },
+    ])
+}
+
+/// One COMMAND DOCS entry (the value; the key is the full name).
+fn docs_entry(table: &CommandTable, id: usize) -> Frame {
+    let spec = table.specs[id];
+    let mut fields = vec![
+        ("summary", bulk(spec.summary)),
+        ("since", bulk(spec.since)),
+        ("group", bulk(spec.group.name())),
+        ("complexity", bulk(spec.complexity)),
+    ];
+    let subs: Vec<(Frame, Frame)> = subcommand_ids(table, id)
+        .map(|s| (bulk(&table.full_name(s)), docs_entry(table, s)))
+        .collect();
+    if !subs.is_empty() {
+        fields.push(("subcommands", Frame::Map(subs)));
+    }
+    map(fields)
+}
+
+fn command(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let table = &ctx.engine.commands;
+    Ok(Frame::Array(
+        (0..table.top_level)
+            .map(|id| info_entry(table, id))
+            .collect(),
+    ))
+}
+
+pub(crate) const COMMAND_COUNT: CommandSpec = CommandSpec {
+    name: "COMMAND|COUNT",
+    group: Group::Server,
+    arity: 2,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Returns a count of commands.",
+    since: "2.8.13",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: command_count,
+};
+
+fn command_count(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    Ok(Frame::Integer(ctx.engine.commands.top_level as i64))
+}
+
+pub(crate) const COMMAND_INFO: CommandSpec = CommandSpec {
+    name: "COMMAND|INFO",
+    group: Group::Server,
+    arity: -2,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Returns information about one, multiple or all commands.",
+    since: "2.8.13",
+    complexity: "O(N) where N is the number of commands to look up",
+    subcommands: &[],
+    run: command_info,
+};
+
+fn command_info(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let table = &ctx.engine.commands;
+    if args.is_empty() {
+        return command(ctx, args);
+    }
+    Ok(Frame::Array(
+        args.rest()
+            .iter()
+            .map(|name| find(table, name).map_or(Frame::Null, |id| info_entry(table, id)))
+            .collect(),
+    ))
+}
+
+pub(crate) const COMMAND_DOCS: CommandSpec = CommandSpec {
+    name: "COMMAND|DOCS",
+    group: Group::Server,
+    arity: -2,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Returns documentary information about one, multiple or all commands.",
+    since: "7.0.0",
+    complexity: "O(N) where N is the number of commands to look up",
+    subcommands: &[],
+    run: command_docs,
+};
+
+fn command_docs(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let table = &ctx.engine.commands;
+    let ids: Vec<usize> = if args.is_empty() {
+        (0..table.top_level).collect()
+    } else {
+        // Unknown names are left out of the map.
+        args.rest()
+            .iter()
+            .filter_map(|name| find(table, name))
+            .collect()
+    };
+    Ok(Frame::Map(
+        ids.into_iter()
+            .map(|id| (bulk(&table.full_name(id)), docs_entry(table, id)))
+            .collect(),
+    ))
+}
+
+pub(crate) const COMMAND_LIST: CommandSpec = CommandSpec {
+    name: "COMMAND|LIST",
+    group: Group::Server,
+    arity: -2,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Returns a list of command names.",
+    since: "7.0.0",
+    complexity: "O(N) where N is the total number of Redis commands",
+    subcommands: &[],
+    run: command_list,
+};
+
+fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let table = &ctx.engine.commands;
+    enum Filter<'a> {
+        All,
+        Nothing,
+        Category(String),
+        Pattern(&'a [u8]),
+    }
+    let filter = match args.remaining() {
+        0 => Filter::All,
+        3 if args.eat("FILTERBY") => {
+            let kind = args.next_arg()?;
+            let value = args.next_arg()?;
+            if is(kind, "MODULE") {
+                // Keel loads no modules.
+                Filter::Nothing
+            } else if is(kind, "ACLCAT") {
+                Filter::Category(format!("@{}", String::from_utf8_lossy(value)))
+            } else if is(kind, "PATTERN") {
+                Filter::Pattern(value)
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        _ => return Err(CmdError::Syntax),
+    };
+    let names = (0..table.len())
+        .filter(|&id| match &filter {
+            Filter::All => true,
+            Filter::Nothing => false,
+            Filter::Category(c) => acl_categories(table.specs[id])
+                .iter()
+                .any(|k| k.eq_ignore_ascii_case(c)),
+            Filter::Pattern(p) => {
+                keel_store::glob::glob_match(p, table.full_name(id).as_bytes(), true)
+            }
+        })
+        .map(|id| bulk(&table.full_name(id)))
+        .collect();
+    Ok(Frame::Array(names))
+}
+
+/// The argv positions of the keys of the command in `argv`, with the spec that
+/// declares them, reporting Redis's GETKEYS errors.
+fn keys_of(
+    table: &CommandTable,
+    argv: &[Bytes],
+) -> Result<(&'static CommandSpec, Vec<usize>), CmdError> {
+    let invalid_cmd = || CmdError::err("Invalid command specified");
+    let name = argv.first().ok_or_else(invalid_cmd)?;
+    let mut id = table.lookup(name).ok_or_else(invalid_cmd)?;
+    if !table.specs[id].subcommands.is_empty() {
+        if let Some(sub) = argv.get(1) {
+            id = table.lookup_sub(id, sub).ok_or_else(invalid_cmd)?;
+        }
+    }
+    let spec = table.specs[id];
+    if !spec.arity_ok(argv.len()) {
+        return Err(CmdError::err(
+            "Invalid number of arguments specified for command",
+        ));
+    }
+    if matches!(spec.keys, Keys::None | Keys::Queued) {
+        return Err(CmdError::err("The command has no key arguments"));
+    }
+    let invalid_args = || CmdError::err("Invalid arguments specified for command");
+    if let Keys::NumKeys { numkeys, .. } = spec.keys {
+        // Positions would silently stop at the end of argv; a count that runs
+        // past it is an error here, as in Redis.
+        let idx = usize::try_from(numkeys).map_err(|_| invalid_args())?;
+        let n = argv
+            .get(idx)
+            .and_then(|a| keel_store::num::parse_i64(a))
+            .ok_or_else(invalid_args)?;
+        let available = argv.len().saturating_sub(idx + 1) as i64;
+        if n < 0 || n > available {
+            return Err(invalid_args());
+        }
+    }
+    let mut pos = Vec::new();
+    spec.keys.positions(argv, &mut pos);
+    if pos.is_empty() {
+        return Err(invalid_args());
+    }
+    Ok((spec, pos))
+}
+
+pub(crate) const COMMAND_GETKEYS: CommandSpec = CommandSpec {
+    name: "COMMAND|GETKEYS",
+    group: Group::Server,
+    arity: -4,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Extracts the key names from an arbitrary command.",
+    since: "2.8.13",
+    complexity: "O(N) where N is the number of arguments to the command",
+    subcommands: &[],
+    run: command_getkeys,
+};
+
+fn command_getkeys(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let argv = args.rest();
+    let (_, pos) = keys_of(&ctx.engine.commands, argv)?;
+    Ok(Frame::Array(
+        pos.into_iter()
+            .map(|i| Frame::Bulk(argv[i].clone()))
+            .collect(),
+    ))
+}
+
+pub(crate) const COMMAND_GETKEYSANDFLAGS: CommandSpec = CommandSpec {
+    name: "COMMAND|GETKEYSANDFLAGS",
+    group: Group::Server,
+    arity: -4,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Extracts the key names and access flags for an arbitrary command.",
+    since: "7.0.0",
+    complexity: "O(N) where N is the number of arguments to the command",
+    subcommands: &[],
+    run: command_getkeysandflags,
+};
+
+fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let argv = args.rest();
+    let (spec, pos) = keys_of(&ctx.engine.commands, argv)?;
+    let dest = match spec.keys {
+        Keys::NumKeys { extra, .. } if extra > 0 => Some(extra as usize),
+        _ => None,
+    };
+    Ok(Frame::Array(
+        pos.into_iter()
+            .map(|i| {
+                let flags = key_flags(spec, dest == Some(i));
+                Frame::Array(vec![
+                    Frame::Bulk(argv[i].clone()),
+                    Frame::Set(flags.iter().map(|f| simple(f)).collect()),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+pub(crate) const COMMAND_HELP: CommandSpec = CommandSpec {
+    name: "COMMAND|HELP",
+    group: Group::Server,
+    arity: 2,
+    flags: INTROSPECT,
+    keys: Keys::None,
+    summary: "Returns helpful text about the different subcommands.",
+    since: "5.0.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: command_help,
+};
+
+fn command_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    Ok(help_reply(&[
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Describe every command.",
+        "COUNT",
+        "    How many commands the server has.",
+        "LIST [FILTERBY (MODULE <name>|ACLCAT <category>|PATTERN <glob>)]",
+        "    The names of the commands, subcommands included.",
+        "INFO [<command-name> ...]",
+        "    Describe the named commands, or every command.",
+        "DOCS [<command-name> ...]",
+        "    Documentation of the named commands, or of every command.",
+        "GETKEYS <full-command>",
+        "    The keys a command would access.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    The keys a command would access, with how it accesses each.",
+        "HELP",
+        "    Print this help.",
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+    use keel_resp::Frame;
+
+    fn names(f: Frame) -> Vec<String> {
+        let Frame::Array(items) = f else {
+            panic!("not an array: {f:?}")
+        };
+        items
+            .into_iter()
+            .map(|i| match i {
+                Frame::Bulk(b) | Frame::Simple(b) => String::from_utf8_lossy(&b).into_owned(),
+                other => panic!("not a name: {other:?}"),
+            })
+            .collect()
+    }
+
+    fn set_names(f: &Frame) -> Vec<String> {
+        let Frame::Set(items) = f else {
+            panic!("not a set: {f:?}")
+        };
+        names(Frame::Array(items.clone()))
+    }
+
+    #[test]
+    fn info_shape() {
+        let mut t = TestEngine::new();
+        let Frame::Array(entries) = t.run(&["COMMAND", "INFO", "get", "nosuch", "CLIENT|LIST"])
+        else {
+            panic!("array expected")
+        };
+        let Frame::Array(get) = &entries[0] else {
+            panic!("entry expected")
+        };
+        assert_eq!(get.len(), 10);
+        assert_eq!(get[0], bulk("get"));
+        assert_eq!(get[1], int(2));
+        assert_eq!(set_names(&get[2]), ["readonly", "fast"]);
+        assert_eq!(&get[3..6], &[int(1), int(1), int(1)]);
+        assert_eq!(set_names(&get[6]), ["@read", "@string", "@fast"]);
+        assert_eq!(get[7], Frame::Set(vec![]));
+        let Frame::Set(specs) = &get[8] else {
+            panic!("key specs")
+        };
+        assert_eq!(specs.len(), 1);
+        assert_eq!(entries[1], Frame::Null);
+        let Frame::Array(list) = &entries[2] else {
+            panic!("entry expected")
+        };
+        assert_eq!(list[0], bulk("client|list"));
+        assert_eq!(
+            set_names(&list[6]),
+            ["@admin", "@slow", "@dangerous", "@connection"]
+        );
+    }
+
+    #[test]
+    fn every_command_has_an_entry() {
+        let mut t = TestEngine::new();
+        let top = t.engine.commands.top_level;
+        let Frame::Array(all) = t.run(&["COMMAND"]) else {
+            panic!("array expected")
+        };
+        assert_eq!(all.len(), top);
+        assert_eq!(t.run(&["COMMAND", "COUNT"]), int(top as i64));
+        let Frame::Array(client) = t.run(&["COMMAND", "INFO", "client"]) else {
+            panic!()
+        };
+        let Frame::Array(entry) = &client[0] else {
+            panic!()
+        };
+        let Frame::Array(subs) = &entry[9] else {
+            panic!("subcommands are an array")
+        };
+        assert_eq!(
+            subs.len(),
+            crate::commands::connection::CLIENT.subcommands.len()
+        );
+        let listed = names(t.run(&["COMMAND", "LIST"]));
+        assert_eq!(listed.len(), t.engine.commands.len());
+        assert!(listed.contains(&"client|kill".to_string()));
+        let Frame::Map(docs) = t.run(&["COMMAND", "DOCS"]) else {
+            panic!("map expected")
+        };
+        assert_eq!(docs.len(), top);
+    }
+
+    #[test]
+    fn docs_entries() {
+        let mut t = TestEngine::new();
+        let Frame::Map(docs) = t.run(&["COMMAND", "DOCS", "GET", "nosuch", "client"]) else {
+            panic!("map expected")
+        };
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].0, bulk("get"));
+        let Frame::Map(get) = &docs[0].1 else {
+            panic!()
+        };
+        let keys: Vec<Frame> = get.iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(
+            keys,
+            [
+                bulk("summary"),
+                bulk("since"),
+                bulk("group"),
+                bulk("complexity")
+            ]
+        );
+        assert_eq!(get[2].1, bulk("string"));
+        let Frame::Map(client) = &docs[1].1 else {
+            panic!()
+        };
+        assert_eq!(client[4].0, bulk("subcommands"));
+    }
+
+    #[test]
+    fn list_filters() {
+        let mut t = TestEngine::new();
+        let conn = names(t.run(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "CONNECTION"]));
+        assert!(conn.contains(&"ping".to_string()) && conn.contains(&"client|id".to_string()));
+        assert!(!conn.contains(&"get".to_string()));
+        assert_eq!(
+            names(t.run(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "CLIENT|L*"])),
+            ["client|list"]
+        );
+        assert!(names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"])).is_empty());
+        assert_eq!(
+            t.run(&["COMMAND", "LIST", "FILTERBY", "NAME", "x"]),
+            error("ERR syntax error")
+        );
+        assert_eq!(t.run(&["COMMAND", "LIST", "x"]), error("ERR syntax error"));
+    }
+
+    #[test]
+    fn getkeys() {
+        let mut t = TestEngine::new();
+        assert_eq!(
+            names(t.run(&["COMMAND", "GETKEYS", "SET", "k", "v"])),
+            ["k"]
+        );
+        assert_eq!(
+            t.run(&["COMMAND", "GETKEYS", "nosuch", "x"]),
+            error("ERR Invalid command specified")
+        );
+        assert_eq!(
+            t.run(&["COMMAND", "GETKEYS", "ping", "x"]),
+            error("ERR The command has no key arguments")
+        );
+        assert_eq!(
+            t.run(&["COMMAND", "GETKEYS", "client", "kill", "x"]),
+            error("ERR The command has no key arguments")
+        );
+        assert_eq!(
+            t.run(&["COMMAND", "GETKEYS", "get", "a", "b"]),
+            error("ERR Invalid number of arguments specified for command")
+        );
+        assert_eq!(
+            t.run(&["COMMAND", "GETKEYS", "get"]),
+            error("ERR wrong number of arguments for 'command|getkeys' command")
+        );
+        let Frame::Array(kf) = t.run(&["COMMAND", "GETKEYSANDFLAGS", "GET", "k"]) else {
+            panic!()
+        };
+        assert_eq!(
+            kf,
+            [Frame::Array(vec![
+                bulk("k"),
+                Frame::Set(vec![Frame::simple("RO"), Frame::simple("access")])
+            ])]
+        );
+    }
+
+    #[test]
+    fn numkeys_specs() {
+        use crate::spec::{CommandSpec, Flags, Group, Keys};
+        static SPEC: CommandSpec = CommandSpec {
+            name: "ZUNIONSTORE",
+            group: Group::String,
+            arity: -4,
+            flags: Flags::WRITE,
+            keys: Keys::NumKeys {
+                numkeys: 2,
+                extra: 1,
+            },
+            summary: "s",
+            since: "1",
+            complexity: "c",
+            subcommands: &[],
+            run: super::command_count,
+        };
+        static GROUP: &[&CommandSpec] = &[&SPEC];
+        let spec = &SPEC;
+        assert_eq!(super::legacy_keys(spec), (1, 1, 1));
+        assert!(super::flag_names(spec).contains(&"movablekeys"));
+        assert_eq!(super::key_specs(spec).len(), 2);
+        let table = crate::table::CommandTable::new(&[GROUP]);
+        let argv = |a: &[&str]| -> Vec<bytes::Bytes> {
+            a.iter()
+                .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
+                .collect()
+        };
+        let (_, pos) =
+            super::keys_of(&table, &argv(&["zunionstore", "d", "2", "a", "b"])).expect("keys");
+        assert_eq!(pos, [1, 3, 4]);
+        for bad in [
+            ["zunionstore", "d", "5", "a", "b"],
+            ["zunionstore", "d", "x", "a", "b"],
+        ] {
+            assert_eq!(
+                super::keys_of(&table, &argv(&bad)).err(),
+                Some(crate::error::CmdError::err(
+                    "Invalid arguments specified for command"
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn command_help_and_unknown() {
+        let mut t = TestEngine::new();
+        assert!(matches!(t.run(&["COMMAND", "HELP"]), Frame::Array(l) if l.len() > 5));
+        assert_eq!(
+            t.run(&["COMMAND", "NOPE"]),
+            error("ERR unknown subcommand 'NOPE'. Try COMMAND HELP.")
+        );
+        assert_eq!(
+            t.run(&["COMMAND", "COUNT", "x"]),
+            error("ERR wrong number of arguments for 'command|count' command")
+        );
+    }
+}
