@@ -5,6 +5,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub trait Clock: Send + Sync {
     /// Unix time in milliseconds.
     fn now_ms(&self) -> u64;
+
+    /// Unix time in microseconds (TIME, INFO's server_time_usec). Clocks that
+    /// only keep milliseconds report whole milliseconds.
+    fn now_us(&self) -> u64 {
+        self.now_ms().saturating_mul(1000)
+    }
 }
 
 pub struct SystemClock;
@@ -14,6 +20,13 @@ impl Clock for SystemClock {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
+    }
+
+    fn now_us(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
             .unwrap_or(0)
     }
 }

@@ -76,12 +76,21 @@ pub static DIRECTIVES: &[Directive] = &[
     d(
         "appendfsync",
         "everysec",
-        Kind::Enum(&["always", "everysec", "no"]),
+        Kind::Enum(&["everysec", "always", "no"]),
         true,
     ),
     d("appendfilename", "appendonly.aof", Kind::Str, false),
     d("dbfilename", "dump.rdb", Kind::Str, true),
-    d("hz", "10", Kind::Int { min: 1, max: 500 }, true),
+    // Redis accepts any non-negative hz and clamps it to 1..=500 (see `canonical`).
+    d(
+        "hz",
+        "10",
+        Kind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        true,
+    ),
     d(
         "active-expire-effort",
         "1",
@@ -127,7 +136,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d(
         "loglevel",
         "notice",
-        Kind::Enum(&["debug", "verbose", "notice", "warning", "nothing"]),
+        Kind::Enum(&["debug", "verbose", "notice", "warning"]),
         true,
     ),
     d("logfile", "", Kind::Enum(&[""]), false),
@@ -163,7 +172,7 @@ pub fn find(name: &str) -> Option<&'static Directive> {
         .find(|d| d.name.eq_ignore_ascii_case(name))
 }
 
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ConfigError {
     #[error("Bad directive or wrong number of arguments")]
     Unknown,
@@ -201,7 +210,40 @@ pub fn parse_memory(s: &str) -> Option<i64> {
     num.parse::<i64>().ok()?.checked_mul(mul)
 }
 
+/// The canonical value of `dir` set to `words`, with the checks Redis makes on
+/// particular directives beyond their kind.
 fn canonical(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
+    let v = canonical_kind(dir, words)?;
+    match dir.name {
+        // Redis clamps hz into its working range rather than refusing it.
+        "hz" => Ok(v.parse::<i64>().unwrap_or(10).clamp(1, 500).to_string()),
+        "save" => canonical_save(&v),
+        "appendonly" if v == "yes" => Err(ConfigError::Unsupported(
+            "append-only persistence is not available in this build of Keel",
+        )),
+        _ => Ok(v),
+    }
+}
+
+/// `save` takes pairs of <seconds> <changes>: seconds >= 1, changes >= 0.
+fn canonical_save(v: &str) -> Result<String, ConfigError> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let invalid = ConfigError::Unsupported("Invalid save parameters");
+    if words.len() & 1 == 1 {
+        return Err(invalid);
+    }
+    let mut out = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        let n: i64 = w.parse().map_err(|_| invalid.clone())?;
+        if n < if i % 2 == 0 { 1 } else { 0 } {
+            return Err(invalid);
+        }
+        out.push(n.to_string());
+    }
+    Ok(out.join(" "))
+}
+
+fn canonical_kind(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
     let single = || -> Result<&str, ConfigError> {
         match words {
             [w] => Ok(w),
@@ -275,11 +317,6 @@ impl Config {
             return Err(ConfigError::Immutable);
         }
         let v = canonical(dir, words)?;
-        if dir.name == "appendonly" && v == "yes" {
-            return Err(ConfigError::Unsupported(
-                "append-only persistence is not available in this build of Keel",
-            ));
-        }
         self.values.write().insert(dir.name, v);
         self.refresh_hot();
         Ok(())
@@ -339,6 +376,94 @@ impl Config {
     }
 }
 
+/// Split a value as CONFIG SET received it into the words `Config::set` takes:
+/// multi-word directives (`save`, `bind`) split on spaces, others stay whole.
+pub fn value_words<'v>(dir: &Directive, value: &'v str) -> Vec<&'v str> {
+    match dir.kind {
+        Kind::Words => value.split_whitespace().collect(),
+        _ => vec![value],
+    }
+}
+
+/// Quote `word` for a config file line when it would not read back as itself.
+fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\'' && b != b'\\');
+    if plain {
+        return word.to_string();
+    }
+    let mut out = String::from("\"");
+    for b in word.bytes() {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The config file line that sets `dir` to `value`.
+fn directive_line(dir: &Directive, value: &str) -> String {
+    let words = value_words(dir, value);
+    if words.is_empty() {
+        return format!("{} \"\"", dir.name);
+    }
+    let quoted: Vec<String> = words.iter().map(|w| quote_word(w)).collect();
+    format!("{} {}", dir.name, quoted.join(" "))
+}
+
+impl Config {
+    /// CONFIG REWRITE: `old` (the file's text) with every directive it sets
+    /// replaced by its current value, later repeats of a directive dropped, and
+    /// directives changed from their defaults appended. Comments, blank lines and
+    /// anything unrecognised are kept as they were.
+    pub fn rewrite_text(&self, old: &str) -> String {
+        let mut written: Vec<&'static str> = Vec::new();
+        let mut out: Vec<String> = Vec::new();
+        for line in old.lines() {
+            let trimmed = line.trim();
+            let dir = if trimmed.is_empty() || trimmed.starts_with('#') {
+                None
+            } else {
+                keel_resp::split_args(trimmed.as_bytes())
+                    .and_then(|w| w.first().cloned())
+                    .and_then(|name| find(&String::from_utf8_lossy(&name)))
+            };
+            match dir {
+                None => out.push(line.to_string()),
+                Some(d) if written.contains(&d.name) => {}
+                Some(d) => {
+                    written.push(d.name);
+                    out.push(directive_line(d, &self.get(d.name)));
+                }
+            }
+        }
+        let mut header = false;
+        for d in DIRECTIVES {
+            let v = self.get(d.name);
+            if written.contains(&d.name) || v == d.default {
+                continue;
+            }
+            if !header {
+                out.push("# Generated by CONFIG REWRITE".into());
+                header = true;
+            }
+            out.push(directive_line(d, &v));
+        }
+        let mut text = out.join("\n");
+        text.push('\n');
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,7 +472,8 @@ mod tests {
     fn set_validates_and_canonicalises() {
         let c = Config::default();
         assert_eq!(c.get("port"), "6379");
-        c.set("proto-max-bulk-len", &["2mb"], false).unwrap();
+        c.set("proto-max-bulk-len", &["2mb"], false)
+            .expect("test value");
         assert_eq!(c.proto_max_bulk_len(), 2 * 1024 * 1024);
         assert_eq!(c.set("port", &["1"], false), Err(ConfigError::Immutable));
         assert_eq!(
@@ -356,8 +482,74 @@ mod tests {
         );
         assert_eq!(c.set("nope", &["x"], true), Err(ConfigError::Unknown));
         assert!(c.set("appendfsync", &["sometimes"], false).is_err());
-        c.set("save", &["3600", "1"], false).unwrap();
+        c.set("save", &["3600", "1"], false).expect("test value");
         assert_eq!(c.get("save"), "3600 1");
         assert_eq!(c.matching(b"max*").len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn hz_is_clamped_and_save_checked() {
+        let c = Config::default();
+        c.set("hz", &["0"], false).expect("test value");
+        assert_eq!(c.get("hz"), "1");
+        c.set("hz", &["501"], false).expect("test value");
+        assert_eq!(c.get("hz"), "500");
+        assert_eq!(
+            c.set("hz", &["-1"], false),
+            Err(ConfigError::OutOfRange(0, i32::MAX as i64))
+        );
+        let bad = Err(ConfigError::Unsupported("Invalid save parameters"));
+        assert_eq!(c.set("save", &["3600"], false), bad);
+        assert_eq!(c.set("save", &["0", "1"], false), bad);
+        assert_eq!(c.set("save", &["10", "-1"], false), bad);
+        assert_eq!(c.set("save", &["x", "1"], false), bad);
+        c.set("save", &["3600", "1", "300", "0"], false)
+            .expect("test value");
+        assert_eq!(c.get("save"), "3600 1 300 0");
+        c.set("save", &[""], false).expect("test value");
+        assert_eq!(c.get("save"), "");
+        assert!(c.validate("appendonly", &["yes"]).is_err());
+        assert!(c.validate("appendonly", &["no"]).is_ok());
+    }
+
+    #[test]
+    fn rewrite_replaces_dedupes_and_appends() {
+        let c = Config::default();
+        c.set("port", &["7001"], true).expect("test value");
+        c.set("maxclients", &["77"], false).expect("test value");
+        c.set("requirepass", &["a b\"c"], false)
+            .expect("test value");
+        c.set("save", &["60", "1"], false).expect("test value");
+        let old = "# my file\nport 6379\n\nport 6380\nhz 10\nsave \"\"\n";
+        let new = c.rewrite_text(old);
+        assert_eq!(
+            new,
+            "# my file\nport 7001\n\nhz 10\nsave 60 1\n# Generated by CONFIG REWRITE\n\
+             maxclients 77\nrequirepass \"a b\\\"c\"\n"
+        );
+        // What was written reads back to the same values.
+        let back = Config::default();
+        for line in new.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+            let words = keel_resp::split_args(line.as_bytes()).expect("test value");
+            let words: Vec<String> = words
+                .iter()
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            let vals: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+            back.set(&words[0], &vals, true).expect("test value");
+        }
+        for name in ["port", "maxclients", "requirepass", "save", "hz"] {
+            assert_eq!(back.get(name), c.get(name), "{name}");
+        }
+        let empty = Config::default();
+        empty.set("save", &["60", "1"], false).expect("test value");
+        assert_eq!(empty.rewrite_text("save \"\"\n"), "save 60 1\n");
+        empty.set("save", &[""], false).expect("test value");
+        assert_eq!(empty.rewrite_text("save 60 1\n"), "save \"\"\n");
     }
 }

@@ -42,6 +42,10 @@ pub struct Stats {
     pub keyspace_misses: AtomicU64,
     pub dirty: AtomicU64,
     pub active_expire_cycles: AtomicU64,
+    /// Highest `used_memory` seen (INFO used_memory_peak).
+    pub memory_peak: AtomicU64,
+    /// Recent per-second rates for INFO's instantaneous_* fields.
+    pub rates: InstantRates,
 }
 
 thread_local! {
@@ -111,5 +115,60 @@ impl Stats {
         ] {
             a.store(0, Ordering::Relaxed);
         }
+    }
+}
+
+/// How many samples the instantaneous rates average over (Redis uses 16).
+const RATE_SAMPLES: usize = 16;
+/// Samples closer together than this are skipped, so rates do not depend on `hz`.
+const RATE_PERIOD_MS: u64 = 100;
+
+/// Per-second rates of a few counters, averaged over the last samples taken by
+/// the server cron: [commands, net input bytes, net output bytes].
+#[derive(Default)]
+pub struct InstantRates {
+    state: Mutex<RateState>,
+}
+
+#[derive(Default)]
+struct RateState {
+    last_ms: u64,
+    last: [u64; 3],
+    ring: [[f64; RATE_SAMPLES]; 3],
+    next: usize,
+}
+
+impl InstantRates {
+    /// Record the counters' current totals at `now_ms`.
+    pub fn sample(&self, now_ms: u64, totals: [u64; 3]) {
+        let mut st = self.state.lock();
+        if st.last_ms == 0 {
+            st.last_ms = now_ms;
+            st.last = totals;
+            return;
+        }
+        let dt = now_ms.saturating_sub(st.last_ms);
+        if dt < RATE_PERIOD_MS {
+            return;
+        }
+        let slot = st.next;
+        for (i, total) in totals.iter().enumerate() {
+            // Counters go backwards after CONFIG RESETSTAT: count that as no change.
+            let delta = total.saturating_sub(st.last[i]);
+            st.ring[i][slot] = delta as f64 * 1000.0 / dt as f64;
+        }
+        st.next = (slot + 1) % RATE_SAMPLES;
+        st.last_ms = now_ms;
+        st.last = totals;
+    }
+
+    /// The average per-second rate of each counter over the stored samples.
+    pub fn per_second(&self) -> [f64; 3] {
+        let st = self.state.lock();
+        let mut out = [0.0; 3];
+        for (o, ring) in out.iter_mut().zip(st.ring.iter()) {
+            *o = ring.iter().sum::<f64>() / RATE_SAMPLES as f64;
+        }
+        out
     }
 }

@@ -219,6 +219,7 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
         let tick = tokio::time::sleep(std::time::Duration::from_millis(1000 / hz));
         tokio::select! {
             _ = tick => {
+                keel_engine::commands::server::cron_sample(&engine);
                 let e = engine.clone();
                 let budget = cycle_budget(&e);
                 // The cycle takes shard locks; run it off the async thread.
