@@ -10,7 +10,7 @@ import pytest
 import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("KEEL_SERVER", os.path.join(ROOT, "target", "release", "keel-server"))
+BINARY = os.path.abspath(os.environ.get("KEEL_SERVER", os.path.join(ROOT, "target", "release", "keel-server")))
 # KEEL_TEST_AGAINST=redis runs the same tests against Debian's redis-server, to
 # check that what the tests expect is what Redis itself does.
 AGAINST_REDIS = os.environ.get("KEEL_TEST_AGAINST") == "redis"
