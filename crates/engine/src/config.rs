@@ -289,6 +289,7 @@ pub struct Config {
     proto_max_bulk_len: AtomicI64,
     maxclients: AtomicI64,
     query_buffer_limit: AtomicI64,
+    idle_timeout_s: AtomicI64,
 }
 
 impl Default for Config {
@@ -302,6 +303,7 @@ impl Default for Config {
             proto_max_bulk_len: AtomicI64::new(0),
             maxclients: AtomicI64::new(0),
             query_buffer_limit: AtomicI64::new(0),
+            idle_timeout_s: AtomicI64::new(0),
         };
         c.refresh_hot();
         c
@@ -333,6 +335,8 @@ impl Config {
     }
 
     fn refresh_hot(&self) {
+        self.idle_timeout_s
+            .store(self.get_i64("timeout"), Ordering::Relaxed);
         self.proto_max_bulk_len
             .store(self.get_i64("proto-max-bulk-len"), Ordering::Relaxed);
         self.maxclients
@@ -369,6 +373,11 @@ impl Config {
 
     pub fn maxclients(&self) -> i64 {
         self.maxclients.load(Ordering::Relaxed)
+    }
+
+    /// `timeout`: seconds a client may stay idle before it is closed; 0 for never.
+    pub fn idle_timeout_s(&self) -> i64 {
+        self.idle_timeout_s.load(Ordering::Relaxed)
     }
 
     pub fn query_buffer_limit(&self) -> i64 {

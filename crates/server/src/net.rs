@@ -128,7 +128,7 @@ async fn connection_loop(
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
             rbuf.reserve(READ_CHUNK);
         }
-        let idle_timeout = engine.config.get_i64("timeout");
+        let idle_timeout = engine.config.idle_timeout_s();
         let n = if idle_timeout > 0 {
             let dur = std::time::Duration::from_secs(idle_timeout as u64);
             match tokio::time::timeout(dur, stream.read_buf(&mut rbuf)).await {
