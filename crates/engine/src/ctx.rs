@@ -49,7 +49,7 @@ pub struct Ctx<'a> {
     pub engine: &'a Engine,
     pub session: &'a mut Session,
     pub(crate) guards: Guards<'a>,
-    pub(crate) now_ms: u64,
+    pub(crate) tick: crate::clock::Tick,
     /// Number of changes the current command made; > 0 means it is logged and
     /// watchers of its keys are invalidated.
     pub(crate) dirty: u64,
@@ -64,7 +64,7 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn now_ms(&self) -> u64 {
-        self.now_ms
+        self.tick.now_ms()
     }
 
     /// The selected database.

@@ -8,6 +8,7 @@
 //! invalidated while the locks are still held, so log order is execution order.
 
 use crate::args::Args;
+use crate::clock::Tick;
 use crate::ctx::{Ctx, Guards};
 use crate::engine::Engine;
 use crate::error::CmdError;
@@ -66,6 +67,12 @@ impl Engine {
 
     /// Run one command for `session` and return its reply.
     pub fn execute(&self, session: &mut Session, argv: Vec<Bytes>) -> Frame {
+        let mut tick = Tick::new(&*self.clock);
+        self.execute_with(session, argv, &mut tick)
+    }
+
+    /// Run one command of a batch that shares `tick` (see [`Tick`]).
+    pub fn execute_with(&self, session: &mut Session, argv: Vec<Bytes>, tick: &mut Tick) -> Frame {
         let id = match self.resolve(&argv) {
             Ok(id) => id,
             Err(e) => {
@@ -94,17 +101,16 @@ impl Engine {
             }
         }
         session.handle.last_cmd.store(id, Ordering::Relaxed);
-        let now_ms = self.now_ms();
         session
             .handle
             .last_interaction_ms
-            .store(now_ms, Ordering::Relaxed);
+            .store(tick.now_ms(), Ordering::Relaxed);
         let guards = self.lock_for(session, spec.keys, spec.flags, &argv);
         let mut ctx = Ctx {
             engine: self,
             session,
             guards,
-            now_ms,
+            tick: *tick,
             dirty: 0,
             rewrite: None,
             effects: Vec::new(),
@@ -112,6 +118,7 @@ impl Engine {
             misses: 0,
         };
         let reply = run(&mut ctx, id, &argv);
+        tick.last = ctx.tick.last;
         finish(&mut ctx);
         if spec.flags.contains(Flags::TX_CONTROL) {
             // MULTI starts an empty queue; EXEC/DISCARD/RESET end it.
@@ -186,7 +193,7 @@ impl Engine {
 fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let engine = ctx.engine;
     let spec = engine.commands.specs[id];
-    let start = std::time::Instant::now();
+    let start = ctx.tick.last;
     let dirty_before = ctx.dirty;
     ctx.rewrite = None;
     let skip = if spec.subcommands.is_empty() && engine.commands.parent[id] != id {
@@ -253,7 +260,9 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         }
         ctx.effects = effects;
     }
-    let usec = start.elapsed().as_micros() as u64;
+    let end = std::time::Instant::now();
+    ctx.tick.last = end;
+    let usec = (end - start).as_micros() as u64;
     let ncmds = engine.commands.len();
     let is_err = reply.is_error();
     engine.stats.with_local(ncmds, |ts| {

@@ -174,6 +174,7 @@ fn process(
     rbuf: &mut BytesMut,
     wbuf: &mut BytesMut,
 ) -> bool {
+    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
     let limits = RequestLimits {
         max_bulk_len: engine.config.proto_max_bulk_len(),
     };
@@ -197,7 +198,7 @@ fn process(
         if argv.is_empty() {
             continue;
         }
-        let reply = engine.execute(session, argv);
+        let reply = engine.execute_with(session, argv, &mut tick);
         encode(&reply, session.proto, wbuf);
         if session.close_after_reply || session.handle.is_killed() {
             return true;
