@@ -41,3 +41,19 @@ unsafe impl GlobalAlloc for Counting {
 pub fn allocated_bytes() -> u64 {
     ALLOCATED.load(Ordering::Relaxed).max(0) as u64
 }
+
+extern "C" {
+    /// mimalloc's own API (always linked; the Rust crate only declares it under a
+    /// feature that would pull in another dependency).
+    fn mi_collect(force: bool);
+}
+
+/// Reclaim blocks other threads freed into this thread's heap and return empty
+/// pages to the OS. Keys allocated by a connection's thread are freed by the
+/// expiry cycle on another; mimalloc only notices that when the owning thread
+/// allocates again, so an idle worker would otherwise keep the memory.
+pub fn collect_thread() {
+    // SAFETY: mi_collect takes no pointers and may be called at any time from
+    // any thread; it only tidies the calling thread's heap.
+    unsafe { mi_collect(false) }
+}

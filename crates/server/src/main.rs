@@ -168,6 +168,14 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
                         }
                     };
                     rt.block_on(async move {
+                        tokio::spawn(async {
+                            let mut tick =
+                                tokio::time::interval(std::time::Duration::from_millis(250));
+                            loop {
+                                tick.tick().await;
+                                alloc::collect_thread();
+                            }
+                        });
                         let mut tasks = Vec::new();
                         for l in ls {
                             tasks.push(tokio::spawn(net::accept_loop(

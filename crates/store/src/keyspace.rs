@@ -452,6 +452,44 @@ impl Keyspace {
     }
 }
 
+impl Table {
+    /// Put back an entry taken with [`Table::remove`] under a new key (RENAME),
+    /// keeping its value, expiry and access time. Replaces any entry at `key`.
+    pub fn put_entry_as(&mut self, mut entry: Box<Entry>, key: &[u8], now_ms: u64) {
+        entry.key = CompactBytes::new(key);
+        entry.scan_hash = hash_key(key) as u32;
+        self.put_entry(entry, now_ms);
+    }
+}
+
+#[cfg(test)]
+mod put_entry_as_tests {
+    use super::*;
+
+    #[test]
+    fn renamed_entry_keeps_value_and_expiry() {
+        let mut t = Table::default();
+        t.insert(b"a", Value::str(b"1"), 500, 0);
+        t.insert(b"b", Value::str(b"2"), 0, 0);
+        let e = t.remove(b"a", 10).expect("live");
+        t.put_entry_as(e, b"b", 10);
+        assert!(t.peek(b"a", 10).is_none());
+        let b = t.peek(b"b", 10).expect("renamed");
+        assert_eq!(b.key(), b"b");
+        assert_eq!(b.value, Value::str(b"1"));
+        assert_eq!(b.expires_at_ms(), Some(500));
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.volatile_len(), 1);
+        let mut out = Vec::new();
+        assert_eq!(t.scan(0, 10, 10, &mut out), None);
+        assert_eq!(out.len(), 1);
+        let mut gone = Vec::new();
+        assert_eq!(t.expire_due(500, 10, &mut gone), 1);
+        assert_eq!(gone, vec![CompactBytes::new(b"b")]);
+        assert!(t.is_empty());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
