@@ -48,7 +48,17 @@ fn bit_offset(ctx: &Ctx<'_>, arg: &[u8], field_bits: Option<u32>) -> Result<u64,
 
 /// The string at `key` for a read, counting the hit or miss.
 fn read_counted(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Bytes>, CmdError> {
-    let found = read_str(ctx, key)?.map(Bytes::copy_from_slice);
+    with_str(ctx, key, Bytes::copy_from_slice)
+}
+
+/// Apply `f` to the string at `key` in place (bitmaps can be large, so reads
+/// never copy them), counting the hit or miss. `None` when the key is missing.
+pub(crate) fn with_str<R>(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<Option<R>, CmdError> {
+    let found = read_str(ctx, key)?.map(f);
     ctx.hit(found.is_some());
     Ok(found)
 }
@@ -116,7 +126,7 @@ pub(crate) const GETBIT: CommandSpec = CommandSpec {
 fn getbit(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let offset = bit_offset(ctx, args.next_arg()?, None)?;
-    let bit = read_counted(ctx, key)?.is_some_and(|s| bits::get_bit(&s, offset));
+    let bit = with_str(ctx, key, |s| bits::get_bit(s, offset))?.unwrap_or(false);
     Ok(Frame::Integer(i64::from(bit)))
 }
 
@@ -129,6 +139,45 @@ fn unit(arg: &[u8]) -> Result<Unit, CmdError> {
     } else {
         Err(CmdError::Syntax)
     }
+}
+
+/// BITCOUNT's optional `start end [BYTE|BIT]`.
+fn count_range(args: &mut Args<'_>) -> Result<Option<(i64, i64, Unit)>, CmdError> {
+    if args.is_empty() {
+        return Ok(None);
+    }
+    if !(2..=3).contains(&args.remaining()) {
+        return Err(CmdError::Syntax);
+    }
+    let start = args.next_i64()?;
+    let end = args.next_i64()?;
+    let u = match args.next_opt() {
+        Some(a) => unit(a)?,
+        None => Unit::Byte,
+    };
+    Ok(Some((start, end, u)))
+}
+
+/// BITPOS's optional `start [end [BYTE|BIT]]`.
+fn pos_range(args: &mut Args<'_>) -> Result<Option<(i64, Option<i64>, Unit)>, CmdError> {
+    if args.is_empty() {
+        return Ok(None);
+    }
+    if args.remaining() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let start = args.next_i64()?;
+    let rest = args.rest();
+    // Redis reads the unit before the end, so a bad unit wins over a bad end.
+    let u = match rest.get(1) {
+        Some(a) => unit(a)?,
+        None => Unit::Byte,
+    };
+    let end = match rest.first() {
+        Some(a) => Some(crate::args::parse_i64(a)?),
+        None => None,
+    };
+    Ok(Some((start, end, u)))
 }
 
 pub(crate) const BITCOUNT: CommandSpec = CommandSpec {
@@ -146,25 +195,17 @@ pub(crate) const BITCOUNT: CommandSpec = CommandSpec {
 
 fn bitcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
-    // Redis looks the key up before reading the range: a missing key is 0
+    // Parsed now, reported only if the key exists.
+    let range = count_range(args);
+    // Redis looks the key up before it reads the range: a missing key is 0
     // whatever follows.
-    let Some(s) = read_counted(ctx, key)? else {
-        return Ok(Frame::Integer(0));
-    };
-    let n = match args.remaining() {
-        0 => bits::count_ones(&s),
-        2 | 3 => {
-            let start = args.next_i64()?;
-            let end = args.next_i64()?;
-            let u = match args.next_opt() {
-                Some(a) => unit(a)?,
-                None => Unit::Byte,
-            };
-            bits::bitcount(&s, start, end, u)
-        }
-        _ => return Err(CmdError::Syntax),
-    };
-    Ok(Frame::Integer(n as i64))
+    let n = with_str(ctx, key, |s| {
+        range.map(|r| match r {
+            None => bits::count_ones(s),
+            Some((start, end, u)) => bits::bitcount(s, start, end, u),
+        })
+    })?;
+    Ok(Frame::Integer(n.transpose()?.unwrap_or(0) as i64))
 }
 
 pub(crate) const BITPOS: CommandSpec = CommandSpec {
@@ -187,29 +228,14 @@ fn bitpos(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         1 => true,
         _ => return Err(CmdError::err("The bit argument must be 1 or 0.")),
     };
-    // A missing key is an endless run of zeros.
-    let Some(s) = read_counted(ctx, key)? else {
-        return Ok(Frame::Integer(if bit { -1 } else { 0 }));
-    };
-    let range = match args.remaining() {
-        0 => None,
-        1..=3 => {
-            let start = args.next_i64()?;
-            let rest = args.rest();
-            // Redis reads the unit before the end, so a bad unit wins over a bad end.
-            let u = match rest.get(1) {
-                Some(a) => unit(a)?,
-                None => Unit::Byte,
-            };
-            let end = match rest.first() {
-                Some(a) => Some(crate::args::parse_i64(a)?),
-                None => None,
-            };
-            Some((start, end, u))
-        }
-        _ => return Err(CmdError::Syntax),
-    };
-    Ok(Frame::Integer(bits::bitpos(&s, bit, range)))
+    let range = pos_range(args);
+    let pos = with_str(ctx, key, |s| range.map(|r| bits::bitpos(s, bit, r)))?;
+    // A missing key is an endless run of zeros, whatever range was asked for.
+    Ok(Frame::Integer(pos.transpose()?.unwrap_or(if bit {
+        -1
+    } else {
+        0
+    })))
 }
 
 pub(crate) const BITOP: CommandSpec = CommandSpec {
@@ -367,11 +393,12 @@ fn bitfield_generic(
         ops.push((op, ty, offset, overflow));
     }
     let Some(highest) = highest_write else {
-        let s = read_counted(ctx, key)?.unwrap_or_default();
-        let replies = ops
-            .iter()
-            .map(|&(_, ty, offset, _)| Frame::Integer(bits::get_field(&s, offset, ty)))
-            .collect();
+        let read = |s: &[u8]| -> Vec<Frame> {
+            ops.iter()
+                .map(|&(_, ty, offset, _)| Frame::Integer(bits::get_field(s, offset, ty)))
+                .collect()
+        };
+        let replies = with_str(ctx, key, read)?.unwrap_or_else(|| read(&[]));
         return Ok(Frame::Array(replies));
     };
     if read_only {

@@ -805,19 +805,17 @@ fn getrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let start = args.next_i64()?;
     let end = args.next_i64()?;
-    let Some(s) = read_counted(ctx, key)? else {
-        return Ok(Frame::Bulk(Bytes::new()));
-    };
-    // Both ends counted from the end and reversed: empty before any clamping.
-    if start < 0 && end < 0 && start > end {
-        return Ok(Frame::Bulk(Bytes::new()));
-    }
-    Ok(Frame::Bulk(
+    let part = crate::commands::bitmap::with_str(ctx, key, |s| {
+        // Both ends counted from the end and reversed: empty before any clamping.
+        if start < 0 && end < 0 && start > end {
+            return Bytes::new();
+        }
         match keel_store::bits::resolve_range(start, end, s.len() as u64) {
-            Some((a, z)) => s.slice(a as usize..=z as usize),
+            Some((a, z)) => Bytes::copy_from_slice(&s[a as usize..=z as usize]),
             None => Bytes::new(),
-        },
-    ))
+        }
+    })?;
+    Ok(Frame::Bulk(part.unwrap_or_default()))
 }
 
 pub(crate) const SETRANGE: CommandSpec = CommandSpec {
@@ -1186,6 +1184,24 @@ mod tests {
         msetnx.extend(["key:7", "x"]);
         assert_eq!(t.run(&msetnx), int(0));
         assert_eq!(t.run(&["GET", "fresh"]), keel_resp::Frame::Null);
+    }
+
+    #[test]
+    fn reads_count_keyspace_hits_and_writes_do_not() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut t = TestEngine::new();
+        t.run(&["SET", "a", "1"]);
+        t.run(&["MGET", "a", "b", "c"]);
+        t.run(&["STRLEN", "a"]);
+        t.run(&["GETRANGE", "a", "0", "-1"]);
+        t.run(&["BITCOUNT", "zz"]);
+        t.run(&["GETBIT", "a", "1"]);
+        t.run(&["INCR", "a"]);
+        t.run(&["APPEND", "q", "x"]);
+        t.run(&["SETBIT", "a", "1", "1"]);
+        let stats = &t.engine.stats;
+        assert_eq!(stats.keyspace_hits.load(Relaxed), 4);
+        assert_eq!(stats.keyspace_misses.load(Relaxed), 3);
     }
 
     #[derive(Default)]
