@@ -10,6 +10,7 @@ pub mod bits;
 pub mod bytes;
 pub mod glob;
 pub mod keyspace;
+pub mod longdouble;
 pub mod num;
 pub mod value;
 
