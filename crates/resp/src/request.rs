@@ -302,8 +302,8 @@ mod tests {
 
     fn args_of(buf: &[u8]) -> Vec<Vec<u8>> {
         match parse_request(buf, &RequestLimits::default())
-            .unwrap()
-            .unwrap()
+            .expect("valid request")
+            .expect("complete request")
         {
             Request::Ranges { args, .. } => args.iter().map(|&(s, e)| buf[s..e].to_vec()).collect(),
             Request::Owned { args, .. } => args,
