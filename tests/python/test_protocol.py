@@ -284,6 +284,18 @@ def test_inline_commands(server, r):
     assert r.get("inl2") == "two words\n"
 
 
+def test_error_replies_cannot_inject_lines(server):
+    """An error quoting client input turns CR and LF into spaces, so a command
+    name like "foo\\r\\n+OK" cannot forge extra replies."""
+    s = raw(server)
+    try:
+        s.sendall(b"*2\r\n$8\r\nfoo\r\n+OK\r\n$5\r\na\r\nb\n\r\nPING\r\n")
+        expect(s, b"-ERR unknown command 'foo  +OK', with args beginning with: 'a  b ' \r\n")
+        expect(s, b"+PONG\r\n")
+    finally:
+        s.close()
+
+
 @pytest.mark.parametrize(
     "request_bytes,error",
     [
