@@ -169,7 +169,7 @@ mod tests {
             let mut out = BytesMut::new();
             encode(&f, Protocol::Resp3, &mut out);
             let bytes = out.freeze();
-            let (back, used) = parse_frame(&bytes).unwrap().unwrap();
+            let (back, used) = parse_frame(&bytes).expect("valid").expect("complete");
             prop_assert_eq!(used, bytes.len());
             // Doubles go through %.17g, which round-trips exactly.
             prop_assert_eq!(back, f);

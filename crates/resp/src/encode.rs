@@ -57,6 +57,23 @@ fn put_bulk(out: &mut BytesMut, data: &[u8]) {
     out.put_slice(b"\r\n");
 }
 
+/// A one-line reply (`+` or `-`). Error texts often quote client input (an
+/// unknown command name, a bad argument); a CR or LF in it would end the line
+/// early and let the rest be read as further replies, so both become spaces, as
+/// Redis does for its formatted errors.
+fn put_line(out: &mut BytesMut, prefix: u8, text: &[u8]) {
+    out.put_u8(prefix);
+    if text.iter().any(|&b| b == b'\r' || b == b'\n') {
+        out.extend(
+            text.iter()
+                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
+    } else {
+        out.put_slice(text);
+    }
+    out.put_slice(b"\r\n");
+}
+
 /// Format a double the way Redis 7.0 does in replies (`%.17g`, with `inf`/`-inf`).
 pub fn encode_double(d: f64) -> String {
     if d.is_nan() {
@@ -102,16 +119,8 @@ fn strip_zeros(s: &str) -> &str {
 pub fn encode(frame: &Frame, proto: Protocol, out: &mut BytesMut) {
     let r3 = proto == Protocol::Resp3;
     match frame {
-        Frame::Simple(s) => {
-            out.put_u8(b'+');
-            out.put_slice(s);
-            out.put_slice(b"\r\n");
-        }
-        Frame::Error(s) => {
-            out.put_u8(b'-');
-            out.put_slice(s);
-            out.put_slice(b"\r\n");
-        }
+        Frame::Simple(s) => put_line(out, b'+', s),
+        Frame::Error(s) => put_line(out, b'-', s),
         Frame::Integer(n) => put_int_line(out, b':', *n),
         Frame::Bulk(b) => put_bulk(out, b),
         Frame::Null => out.put_slice(if r3 { b"_\r\n" } else { b"$-1\r\n" }),
@@ -209,6 +218,20 @@ mod tests {
             encode_double(123456789012345680.0),
             "1.2345678901234568e+17"
         );
+    }
+
+    #[test]
+    fn line_replies_cannot_inject_lines() {
+        let e = Frame::error("ERR unknown command 'a\r\n+OK', with args beginning with: 'b\n'");
+        assert_eq!(
+            enc(&e, Protocol::Resp2),
+            b"-ERR unknown command 'a  +OK', with args beginning with: 'b '\r\n"
+        );
+        assert_eq!(
+            enc(&Frame::Simple(Bytes::from_static(b"x\ry")), Protocol::Resp3),
+            b"+x y\r\n"
+        );
+        assert_eq!(enc(&Frame::ok(), Protocol::Resp2), b"+OK\r\n");
     }
 
     #[test]

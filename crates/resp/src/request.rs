@@ -302,12 +302,40 @@ mod tests {
 
     fn args_of(buf: &[u8]) -> Vec<Vec<u8>> {
         match parse_request(buf, &RequestLimits::default())
-            .unwrap()
-            .unwrap()
+            .expect("valid request")
+            .expect("complete request")
         {
             Request::Ranges { args, .. } => args.iter().map(|&(s, e)| buf[s..e].to_vec()).collect(),
             Request::Owned { args, .. } => args,
         }
+    }
+
+    use proptest::prelude::*;
+
+    /// Arguments and whether to send them inline. Inline arguments are plain
+    /// words, so they need no quoting; multibulk ones are any bytes.
+    fn arb_request() -> impl Strategy<Value = (Vec<Vec<u8>>, bool)> {
+        prop_oneof![
+            proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..24), 1..5)
+                .prop_map(|a| (a, false)),
+            proptest::collection::vec("[A-Za-z0-9:_.-]{1,12}", 1..5)
+                .prop_map(|a| (a.into_iter().map(String::into_bytes).collect(), true)),
+        ]
+    }
+
+    fn encode_request(args: &[Vec<u8>], inline: bool) -> Vec<u8> {
+        if inline {
+            let mut line = args.join(&b' ');
+            line.extend_from_slice(b"\r\n");
+            return line;
+        }
+        let mut buf = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            buf.extend_from_slice(a);
+            buf.extend_from_slice(b"\r\n");
+        }
+        buf
     }
 
     #[test]
@@ -387,6 +415,41 @@ mod tests {
         #[test]
         fn never_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
             let _ = parse_request(&data, &RequestLimits::default());
+        }
+
+        /// Requests arrive in arbitrary pieces: a buffer holding any strict prefix
+        /// of a request must read as incomplete, never as an error or a shorter
+        /// command, and a pipeline of requests must come back one by one, in order.
+        #[test]
+        fn pipelines_parse_in_order_and_prefixes_wait(reqs in proptest::collection::vec(arb_request(), 1..6)) {
+            let mut wire = Vec::new();
+            let mut bounds = Vec::new();
+            for (args, inline) in &reqs {
+                let start = wire.len();
+                wire.extend(encode_request(args, *inline));
+                bounds.push((start, wire.len()));
+            }
+            let lim = RequestLimits::default();
+            let mut pos = 0;
+            for ((args, _), &(start, end)) in reqs.iter().zip(&bounds) {
+                proptest::prop_assert_eq!(pos, start);
+                for cut in start..end {
+                    proptest::prop_assert_eq!(parse_request(&wire[start..cut], &lim), Ok(None));
+                }
+                let rest = &wire[pos..];
+                let req = parse_request(rest, &lim);
+                let (got, consumed) = match req {
+                    Ok(Some(Request::Ranges { args, consumed })) => {
+                        (args.iter().map(|&(s, e)| rest[s..e].to_vec()).collect::<Vec<_>>(), consumed)
+                    }
+                    Ok(Some(Request::Owned { args, consumed })) => (args, consumed),
+                    other => return Err(proptest::test_runner::TestCaseError::fail(format!("{other:?}"))),
+                };
+                proptest::prop_assert_eq!(&got, args);
+                proptest::prop_assert_eq!(consumed, end - start);
+                pos += consumed;
+            }
+            proptest::prop_assert_eq!(pos, wire.len());
         }
 
         #[test]
