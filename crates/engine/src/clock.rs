@@ -61,22 +61,22 @@ impl Clock for ManualClock {
 }
 
 /// The time for a batch of commands (everything one read brought in). Wall time
-/// is read once per batch and carried forward by the monotonic clock, which is
-/// read once per command, both for the command's duration (INFO commandstats)
-/// and to keep `now_ms` current. Reading the clock three times per command cost
+/// is read once per batch and carried forward by the cycle counter, which is read
+/// once per command, both for the command's duration (INFO commandstats) and to
+/// keep `now_ms` current. Reading the system clock three times per command cost
 /// a measurable share of a pipelined GET.
 #[derive(Clone, Copy)]
 pub struct Tick {
     base_ms: u64,
-    base: std::time::Instant,
-    /// When the previous command finished (or the batch began).
-    pub(crate) last: std::time::Instant,
+    base: u64,
+    /// When the previous command finished (or the batch began), in cycles.
+    pub(crate) last: u64,
     drift: bool,
 }
 
 impl Tick {
     pub fn new(clock: &dyn Clock) -> Tick {
-        let now = std::time::Instant::now();
+        let now = crate::cycles::now();
         Tick {
             base_ms: clock.now_ms(),
             base: now,
@@ -88,7 +88,7 @@ impl Tick {
     /// Unix ms as of the end of the previous command.
     pub fn now_ms(&self) -> u64 {
         if self.drift {
-            self.base_ms + (self.last - self.base).as_millis() as u64
+            self.base_ms + crate::cycles::micros_between(self.base, self.last) / 1000
         } else {
             self.base_ms
         }

@@ -100,6 +100,7 @@ impl Default for EngineBuilder {
 
 impl EngineBuilder {
     pub fn build(self) -> Engine {
+        crate::cycles::init();
         let start_ms = self.clock.now_ms();
         let seed = start_ms ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
         let rng = self.rng.unwrap_or_else(|| Arc::new(FastRng::new(seed)));

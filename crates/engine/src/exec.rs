@@ -260,9 +260,9 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         }
         ctx.effects = effects;
     }
-    let end = std::time::Instant::now();
+    let end = crate::cycles::now();
     ctx.tick.last = end;
-    let usec = (end - start).as_micros() as u64;
+    let usec = crate::cycles::micros_between(start, end);
     let ncmds = engine.commands.len();
     let is_err = reply.is_error();
     engine.stats.with_local(ncmds, |ts| {

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod ctx;
+pub mod cycles;
 pub mod engine;
 pub mod error;
 pub mod exec;

@@ -168,32 +168,47 @@ async fn connection_loop(
 
 /// Run every complete request in `rbuf`, appending replies to `wbuf`. Returns
 /// true when the connection must close after the replies are written.
+///
+/// All complete requests are located first and their bytes frozen once, so
+/// each argument is a slice of one shared buffer rather than of a buffer split
+/// off per command.
 fn process(
     engine: &Engine,
     session: &mut Session,
     rbuf: &mut BytesMut,
     wbuf: &mut BytesMut,
 ) -> bool {
-    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
     let limits = RequestLimits {
         max_bulk_len: engine.config.proto_max_bulk_len(),
     };
-    loop {
-        let argv: Vec<Bytes> = match parse_request(rbuf, &limits) {
-            Ok(None) => return false,
-            Ok(Some(Request::Ranges { args, consumed })) => {
-                let frame = rbuf.split_to(consumed).freeze();
-                args.into_iter().map(|(s, e)| frame.slice(s..e)).collect()
-            }
-            Ok(Some(Request::Owned { args, consumed })) => {
-                let _ = rbuf.split_to(consumed);
-                args.into_iter().map(Bytes::from).collect()
+    let mut requests = Vec::new();
+    let mut used = 0usize;
+    let mut bad = None;
+    while used < rbuf.len() {
+        match parse_request(&rbuf[used..], &limits) {
+            Ok(None) => break,
+            Ok(Some(req)) => {
+                let consumed = match &req {
+                    Request::Ranges { consumed, .. } | Request::Owned { consumed, .. } => *consumed,
+                };
+                requests.push((used, req));
+                used += consumed;
             }
             Err(e) => {
-                let reply = Frame::error(format!("ERR {e}"));
-                encode(&reply, session.proto, wbuf);
-                return true;
+                bad = Some(e);
+                break;
             }
+        }
+    }
+    let frame = rbuf.split_to(used).freeze();
+    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
+    for (start, req) in requests {
+        let argv: Vec<Bytes> = match req {
+            Request::Ranges { args, .. } => args
+                .into_iter()
+                .map(|(s, e)| frame.slice(start + s..start + e))
+                .collect(),
+            Request::Owned { args, .. } => args.into_iter().map(Bytes::from).collect(),
         };
         if argv.is_empty() {
             continue;
@@ -204,4 +219,9 @@ fn process(
             return true;
         }
     }
+    if let Some(e) = bad {
+        encode(&Frame::error(format!("ERR {e}")), session.proto, wbuf);
+        return true;
+    }
+    false
 }
