@@ -178,21 +178,29 @@ bench_once() {
 		'{ printf "%s %s %s %.3f\n", $2, $5, $7, (a - b) / t / (n / 1e6) }' <<<"$line" >>"$out"
 }
 
+server_of() {
+	if [[ $1 == Keel ]]; then echo "$KEEL_PID $KEEL_PORT"; else echo "$REDIS_PID $REDIS_PORT"; fi
+}
+
+# Runs alternate between the servers (Keel, Redis, Keel, Redis, ...) so that a
+# noisy neighbour on a shared machine hits both alike.
 for entry in "${TESTS[@]}"; do
 	label=${entry%%:*}
 	spec=${entry#*:}
-	for server in Keel Redis; do
-		if [[ $server == Keel ]]; then pid=$KEEL_PID port=$KEEL_PORT; else pid=$REDIS_PID port=$REDIS_PORT; fi
-		out="$WORK/${server}-${label// /_}.txt"
-		: >"$out"
-		echo "Running $label on $server ($RUNS x $N requests)..." >&2
-		for _ in $(seq "$RUNS"); do
-			if ! bench_once "$server" "$pid" "$port" "$spec" "$out"; then
+	for server in Keel Redis; do : >"$WORK/${server}-${label// /_}.txt"; done
+	echo "Running $label ($RUNS x $N requests per server, alternating)..." >&2
+	for _ in $(seq "$RUNS"); do
+		for server in Keel Redis; do
+			[[ -z "${FAIL[$server:$label]:-}" ]] || continue
+			read -r pid port <<<"$(server_of "$server")"
+			if ! bench_once "$server" "$pid" "$port" "$spec" "$WORK/${server}-${label// /_}.txt"; then
 				FAIL[$server:$label]=1
-				break
 			fi
 		done
+	done
+	for server in Keel Redis; do
 		key="$server:$label"
+		out="$WORK/${server}-${label// /_}.txt"
 		if [[ -z "${FAIL[$key]:-}" ]]; then
 			RPS[$key]=$(awk '{ print $1 }' "$out" | median)
 			P50[$key]=$(awk '{ print $2 }' "$out" | median)
