@@ -514,3 +514,8 @@ def test_memory_doctor_help_errors(r):
         with pytest.raises(redis.ResponseError,
                            match=rf"^wrong number of arguments for 'memory\|{sub.lower()}' command$"):
             r.execute_command("MEMORY", sub, "x")
+
+
+def test_memory_malloc_stats_is_text(r):
+    stats = r.execute_command("MEMORY", "MALLOC-STATS")
+    assert isinstance(stats, str) and len(stats) > 0

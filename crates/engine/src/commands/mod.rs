@@ -62,4 +62,40 @@ mod tests {
             assert!(!spec.summary.is_empty(), "{} has no summary", spec.name);
         }
     }
+
+    /// Every command and subcommand is exercised by the Python suite, which runs
+    /// against the real server: its name (or the subcommand's own name) appears
+    /// as a word in some test file.
+    #[test]
+    fn every_command_has_a_python_test() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python");
+        let mut text = String::new();
+        for entry in std::fs::read_dir(&dir).expect("tests/python exists") {
+            let path = entry.expect("readable dir").path();
+            if path.extension().is_some_and(|e| e == "py") {
+                text.push_str(&std::fs::read_to_string(&path).expect("readable test file"));
+                text.push('\n');
+            }
+        }
+        let text = text.to_ascii_lowercase();
+        let is_word_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        let words: std::collections::HashSet<&str> = text
+            .split(|c: char| !is_word_char(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let t = table();
+        let missing: Vec<String> = t
+            .specs
+            .iter()
+            .map(|s| s.name.to_ascii_lowercase())
+            .filter(|name| {
+                let own = name.rsplit('|').next().unwrap_or(name);
+                !words.contains(own) && !words.contains(own.replace('-', "_").as_str())
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "commands without a Python test: {missing:?}"
+        );
+    }
 }
