@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use crate::error::CmdError;
 use crate::session::Session;
 use crate::spec::{Flags, Keys};
+use crate::stats::bump;
 use bytes::Bytes;
 use keel_resp::Frame;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -209,17 +210,11 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         Err(_) => err(CmdError::Internal(engine.commands.full_name(id))),
     };
     let changed = ctx.dirty > dirty_before;
-    if changed {
-        engine
-            .stats
-            .dirty
-            .fetch_add(ctx.dirty - dirty_before, Ordering::Relaxed);
-        if engine.watches.any() {
-            let mut pos = Vec::new();
-            spec.keys.positions(argv, &mut pos);
-            for i in pos {
-                engine.watches.touch(ctx.session.db, &argv[i]);
-            }
+    if changed && engine.watches.any() {
+        let mut pos = Vec::new();
+        spec.keys.positions(argv, &mut pos);
+        for i in pos {
+            engine.watches.touch(ctx.session.db, &argv[i]);
         }
     }
     // Keys that expired on access are deleted; log those before the command.
@@ -265,12 +260,16 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let usec = crate::cycles::micros_between(start, end);
     let ncmds = engine.commands.len();
     let is_err = reply.is_error();
+    let dirty = ctx.dirty - dirty_before;
     engine.stats.with_local(ncmds, |ts| {
         let c = &ts.cmds[id];
-        c.calls.fetch_add(1, Ordering::Relaxed);
-        c.usec.fetch_add(usec, Ordering::Relaxed);
+        bump(&c.calls, 1);
+        bump(&c.usec, usec);
         if is_err {
-            c.failed.fetch_add(1, Ordering::Relaxed);
+            bump(&c.failed, 1);
+        }
+        if dirty > 0 {
+            bump(&ts.dirty, dirty);
         }
     });
     reply
@@ -284,17 +283,12 @@ fn finish(ctx: &mut Ctx<'_>) {
             sink.append(db, &argv);
         }
     }
-    if ctx.hits > 0 {
-        ctx.engine
-            .stats
-            .keyspace_hits
-            .fetch_add(ctx.hits, Ordering::Relaxed);
-    }
-    if ctx.misses > 0 {
-        ctx.engine
-            .stats
-            .keyspace_misses
-            .fetch_add(ctx.misses, Ordering::Relaxed);
+    if ctx.hits > 0 || ctx.misses > 0 {
+        let ncmds = ctx.engine.commands.len();
+        ctx.engine.stats.with_local(ncmds, |ts| {
+            bump(&ts.keyspace_hits, ctx.hits);
+            bump(&ts.keyspace_misses, ctx.misses);
+        });
     }
 }
 

@@ -342,12 +342,7 @@ fn info_persistence(e: &Engine, out: &mut String) {
     out.push_str("# Persistence\r\n");
     field!(out, "loading", "0");
     field!(out, "async_loading", "0");
-    field!(
-        out,
-        "rdb_changes_since_last_save",
-        "{}",
-        e.stats.dirty.load(Ordering::Relaxed)
-    );
+    field!(out, "rdb_changes_since_last_save", "{}", e.stats.dirty());
     field!(out, "rdb_bgsave_in_progress", "0");
     field!(
         out,
@@ -412,8 +407,8 @@ fn info_stats(e: &Engine, out: &mut String) {
     field!(out, "sync_partial_err", "0");
     field!(out, "expired_keys", "{}", load(&st.expired_keys));
     field!(out, "evicted_keys", "0");
-    field!(out, "keyspace_hits", "{}", load(&st.keyspace_hits));
-    field!(out, "keyspace_misses", "{}", load(&st.keyspace_misses));
+    field!(out, "keyspace_hits", "{}", st.keyspace_hits());
+    field!(out, "keyspace_misses", "{}", st.keyspace_misses());
     field!(out, "latest_fork_usec", "0");
     field!(out, "total_forks", "0");
 }
