@@ -122,20 +122,30 @@ wait_ready keel-server "$KEEL_PID" "$KEEL_PORT" "$WORK/keel.log"
 
 # Memory: resident bytes per key after DEBUG POPULATE, on fresh servers so the
 # benchmark's own allocations do not blur it.
-declare -A MEM_BEFORE MEM_AFTER MEM_PER_KEY MEM_NOTE
+declare -A MEM_BEFORE MEM_AFTER MEM_PER_KEY MEM_NOTE USED_PER_KEY
+
+used_memory() {
+	redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
+}
 populate() {
 	local name=$1 pid=$2 port=$3 reply
 	redis-cli -p "$port" flushall >/dev/null
 	sleep 0.5
 	MEM_BEFORE[$name]=$(rss_kib "$pid")
+	local used_before
+	used_before=$(used_memory "$port")
 	reply=$(redis-cli -p "$port" debug populate "$POPULATE" 2>&1 || true)
 	if [[ "$reply" != OK ]]; then
 		MEM_NOTE[$name]="DEBUG POPULATE failed: ${reply//$'\n'/ }"
 		echo "compare-redis: $name: ${MEM_NOTE[$name]}" >&2
 		return 0
 	fi
-	sleep 0.5
+	# Let the allocator return pages freed while the tables grew, so both servers
+	# are measured at rest.
+	sleep 2
 	MEM_AFTER[$name]=$(rss_kib "$pid")
+	USED_PER_KEY[$name]=$(awk -v a="$(used_memory "$port")" -v b="$used_before" -v n="$POPULATE" \
+		'BEGIN { printf "%.1f", (a - b) / n }')
 	local keys
 	keys=$(redis-cli -p "$port" dbsize)
 	MEM_PER_KEY[$name]=$(awk -v a="${MEM_AFTER[$name]}" -v b="${MEM_BEFORE[$name]}" -v n="$POPULATE" \
@@ -256,20 +266,22 @@ done
 
 cat <<EOF
 
-Memory after \`DEBUG POPULATE $POPULATE\` (resident set growth / keys):
+Memory after \`DEBUG POPULATE $POPULATE\` (resident set growth / keys, measured 2 s after
+populating; INFO used_memory growth / keys alongside):
 
-| Server | RSS before (MiB) | RSS after (MiB) | Bytes per key |
-|--------|-----------------:|----------------:|--------------:|
+| Server | RSS before (MiB) | RSS after (MiB) | RSS bytes per key | used_memory bytes per key |
+|--------|-----------------:|----------------:|------------------:|--------------------------:|
 EOF
 for server in Keel Redis; do
 	if [[ -n "${MEM_PER_KEY[$server]:-}" ]]; then
 		awk -v s="$server" -v b="${MEM_BEFORE[$server]}" -v a="${MEM_AFTER[$server]}" -v k="${MEM_PER_KEY[$server]}" \
-			'BEGIN { printf "| %s | %.1f | %.1f | %s |\n", s, b / 1024, a / 1024, k }'
+			-v u="${USED_PER_KEY[$server]}" \
+			'BEGIN { printf "| %s | %.1f | %.1f | %s | %s |\n", s, b / 1024, a / 1024, k, u }'
 	else
-		echo "| $server | ${MEM_BEFORE[$server]:+$(awk -v b="${MEM_BEFORE[$server]}" 'BEGIN { printf "%.1f", b / 1024 }')} | failed | failed |"
+		echo "| $server | ${MEM_BEFORE[$server]:+$(awk -v b="${MEM_BEFORE[$server]}" 'BEGIN { printf "%.1f", b / 1024 }')} | failed | failed | failed |"
 	fi
 done
-echo "| Keel/Redis | | | $(ratio "${MEM_PER_KEY[Keel]:-}" "${MEM_PER_KEY[Redis]:-}") |"
+echo "| Keel/Redis | | | $(ratio "${MEM_PER_KEY[Keel]:-}" "${MEM_PER_KEY[Redis]:-}") | $(ratio "${USED_PER_KEY[Keel]:-}" "${USED_PER_KEY[Redis]:-}") |"
 for server in Keel Redis; do
 	if [[ -n "${MEM_NOTE[$server]:-}" ]]; then
 		echo

@@ -147,11 +147,30 @@ impl Engine {
     /// Register a new client and return its session. `authenticated` is false when
     /// `requirepass` is set.
     pub fn connect(&self, addr: String, laddr: String) -> Session {
+        self.stats.connected_clients.fetch_add(1, Ordering::Relaxed);
+        self.register(addr, laddr)
+    }
+
+    /// Like [`Engine::connect`], but refuses (`None`) once `maxclients` clients are
+    /// connected. The slot is taken before the check, so connections arriving on
+    /// several threads at once cannot overshoot the limit.
+    pub fn try_connect(&self, addr: String, laddr: String) -> Option<Session> {
+        let max = self.config.maxclients().max(1) as u64;
+        if self.stats.connected_clients.fetch_add(1, Ordering::SeqCst) >= max {
+            self.stats.connected_clients.fetch_sub(1, Ordering::SeqCst);
+            self.stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(self.register(addr, laddr))
+    }
+
+    fn register(&self, addr: String, laddr: String) -> Session {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
         let handle = Arc::new(ClientHandle::new(id, addr, laddr, self.now_ms()));
         self.clients.lock().insert(id, handle.clone());
         self.stats.total_connections.fetch_add(1, Ordering::Relaxed);
-        self.stats.connected_clients.fetch_add(1, Ordering::Relaxed);
         let needs_auth = !self.config.get("requirepass").is_empty();
         Session::new(handle, !needs_auth)
     }

@@ -77,15 +77,14 @@ async fn refuse(mut stream: TcpStream, msg: &[u8]) {
 }
 
 async fn serve(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) {
-    let maxclients = engine.config.maxclients().max(1) as u64;
-    if engine.stats.connected_clients.load(Ordering::Relaxed) >= maxclients {
-        engine
-            .stats
-            .rejected_connections
-            .fetch_add(1, Ordering::Relaxed);
+    let local = stream
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let Some(mut session) = engine.try_connect(peer.to_string(), local) else {
         refuse(stream, b"-ERR max number of clients reached\r\n").await;
         return;
-    }
+    };
     let _ = stream.set_nodelay(true);
     let keepalive = engine.config.get_i64("tcp-keepalive");
     if keepalive > 0 {
@@ -93,10 +92,6 @@ async fn serve(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) {
             .with_time(std::time::Duration::from_secs(keepalive as u64));
         let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
     }
-    let local = stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
     // A duplicate of the socket lets CLIENT KILL and SHUTDOWN close it from
     // another thread, waking the blocked read with no cost on the request path.
     let (stream, closer) = match stream.into_std().and_then(|s| {
@@ -106,10 +101,10 @@ async fn serve(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) {
         Ok(x) => x,
         Err(e) => {
             crate::warn!("cannot set up connection from {peer}: {e}");
+            engine.disconnect(&mut session);
             return;
         }
     };
-    let mut session = engine.connect(peer.to_string(), local);
     *session.handle.closer.lock() = Some(Box::new(move || {
         let _ = closer.shutdown(std::net::Shutdown::Both);
     }));
