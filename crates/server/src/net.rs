@@ -196,15 +196,30 @@ fn process(
         }
     }
     let frame = rbuf.split_to(used).freeze();
-    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
-    for (start, req) in requests {
-        let argv: Vec<Bytes> = match req {
+    let mut batch: Vec<Vec<Bytes>> = requests
+        .into_iter()
+        .map(|(start, req)| match req {
             Request::Ranges { args, .. } => args
                 .into_iter()
                 .map(|(s, e)| frame.slice(start + s..start + e))
                 .collect(),
             Request::Owned { args, .. } => args.into_iter().map(Bytes::from).collect(),
-        };
+        })
+        .collect();
+    // Hint each command's entry a few commands ahead of running it, so the
+    // cache misses of a pipeline overlap instead of coming one after another.
+    const LOOKAHEAD: usize = 8;
+    if batch.len() > 1 {
+        for argv in batch.iter().take(LOOKAHEAD) {
+            engine.prefetch(session, argv);
+        }
+    }
+    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
+    for i in 0..batch.len() {
+        if let Some(ahead) = batch.get(i + LOOKAHEAD) {
+            engine.prefetch(session, ahead);
+        }
+        let argv = std::mem::take(&mut batch[i]);
         if argv.is_empty() {
             continue;
         }

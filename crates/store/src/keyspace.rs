@@ -127,36 +127,44 @@ impl Table {
         }
     }
 
+    /// Start loading the entries `key` may be in, without waiting for them, so a
+    /// command that runs a little later finds its entry in cache. Probing the
+    /// control bytes and slots is cheap; the entry itself is the usual cache miss.
+    pub fn prefetch(&self, key: &[u8]) {
+        let hash = hash_key(key);
+        let _ = self.map.find(hash, |e| {
+            crate::prefetch::prefetch::<Entry>(&**e);
+            false
+        });
+    }
+
     /// Look up a live key without touching its access time.
     pub fn peek(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
+        self.lookup(key, now_ms).map(|e| &*e)
+    }
+
+    /// One probe of the table: the live entry for `key`, removing it first if
+    /// its time has passed.
+    fn lookup(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
         let hash = hash_key(key);
-        let expired = self
+        let occ = self
             .map
-            .find(hash, |e| e.key.as_slice() == key)?
-            .is_expired(now_ms);
-        if expired {
-            self.expire_now(hash, key);
+            .find_entry(hash, |e| e.key.as_slice() == key)
+            .ok()?;
+        if occ.get().is_expired(now_ms) {
+            let (e, _) = occ.remove();
+            self.expires.remove(&(e.expires_at_ms, e.key.clone()));
+            self.lazy_expired.push(e.key);
             return None;
         }
-        self.map
-            .find(hash, |e| e.key.as_slice() == key)
-            .map(|b| &**b)
+        Some(&mut **occ.into_mut())
     }
 
     /// Look up a live key for reading or in-place change, recording the access.
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
-        let hash = hash_key(key);
-        let expired = self
-            .map
-            .find(hash, |e| e.key.as_slice() == key)?
-            .is_expired(now_ms);
-        if expired {
-            self.expire_now(hash, key);
-            return None;
-        }
-        let e = self.map.find_mut(hash, |e| e.key.as_slice() == key)?;
+        let e = self.lookup(key, now_ms)?;
         e.access_s = seconds_clock(now_ms);
-        Some(&mut **e)
+        Some(e)
     }
 
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
@@ -440,6 +448,11 @@ impl Keyspace {
 
     pub fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
         self.shards[shard].lock()
+    }
+
+    /// The shard's lock if it is free right now.
+    pub fn try_lock(&self, shard: usize) -> Option<MutexGuard<'_, Shard>> {
+        self.shards[shard].try_lock()
     }
 
     /// Encode a SCAN position over shards as Redis's single cursor number.
