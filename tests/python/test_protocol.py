@@ -332,3 +332,46 @@ def test_client_sees_protocol_error_then_reconnects(server):
     c2 = server.client()
     assert c2.ping() is True
     c2.close()
+
+
+def _recv_all(sock):
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def test_unauthenticated_clients_get_small_request_limits():
+    from conftest import running_server
+
+    with running_server("--requirepass", "pw") as s:
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        sock.sendall(b"*11\r\n")
+        assert _recv_all(sock) == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+        sock.close()
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        sock.sendall(b"*2\r\n$4\r\nAUTH\r\n$20000\r\n")
+        assert _recv_all(sock) == b"-ERR Protocol error: unauthenticated bulk length\r\n"
+        sock.close()
+
+
+def test_auth_then_large_command_in_one_write():
+    from conftest import running_server
+
+    with running_server("--requirepass", "pw") as s:
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        big = b"x" * 100_000
+        sock.sendall(b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n"
+                     + b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n" + big + b"\r\n"
+                     + b"*2\r\n$6\r\nSTRLEN\r\n$1\r\nk\r\n")
+        want = b"+OK\r\n+OK\r\n:100000\r\n"
+        got = b""
+        while len(got) < len(want):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        assert got == want
+        sock.close()

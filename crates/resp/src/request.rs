@@ -13,16 +13,25 @@ pub const MAX_MULTIBULK_LEN: i64 = 1024 * 1024;
 /// Redis rejects an inline request (a line without `*`) longer than this.
 pub const MAX_INLINE_BYTES: usize = 64 * 1024;
 
+/// An unauthenticated client may send no more arguments than this (Redis's
+/// answer to CVE-2021-32675: strangers cannot make the server buffer much).
+pub const UNAUTHENTICATED_MULTIBULK_LEN: i64 = 10;
+/// ... and no bulk argument longer than this.
+pub const UNAUTHENTICATED_BULK_LEN: i64 = 16 * 1024;
+
 #[derive(Clone, Copy, Debug)]
 pub struct RequestLimits {
     /// `proto-max-bulk-len`: the largest bulk argument accepted.
     pub max_bulk_len: i64,
+    /// False until the client has authenticated, when a password is required.
+    pub authenticated: bool,
 }
 
 impl Default for RequestLimits {
     fn default() -> Self {
         RequestLimits {
             max_bulk_len: 512 * 1024 * 1024,
+            authenticated: true,
         }
     }
 }
@@ -45,6 +54,10 @@ pub enum ProtocolError {
     TooBigInline,
     #[error("Protocol error: unbalanced quotes in request")]
     UnbalancedQuotes,
+    #[error("Protocol error: unauthenticated multibulk length")]
+    UnauthenticatedMultibulkLength,
+    #[error("Protocol error: unauthenticated bulk length")]
+    UnauthenticatedBulkLength,
 }
 
 /// A parsed request: the argument byte ranges inside the buffer it was parsed from,
@@ -133,6 +146,9 @@ fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>
     if count > MAX_MULTIBULK_LEN {
         return Err(ProtocolError::InvalidMultibulkLength);
     }
+    if !limits.authenticated && count > UNAUTHENTICATED_MULTIBULK_LEN {
+        return Err(ProtocolError::UnauthenticatedMultibulkLength);
+    }
     let mut pos = eol + 2;
     if count <= 0 {
         return Ok(Some(Request::Ranges {
@@ -160,6 +176,9 @@ fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>
         let len = parse_i64(&buf[pos + 1..eol]).ok_or(ProtocolError::InvalidBulkLength)?;
         if len < 0 || len > limits.max_bulk_len {
             return Err(ProtocolError::InvalidBulkLength);
+        }
+        if !limits.authenticated && len > UNAUTHENTICATED_BULK_LEN {
+            return Err(ProtocolError::UnauthenticatedBulkLength);
         }
         let start = eol + 2;
         let end = start
@@ -389,6 +408,26 @@ mod tests {
             parse_request(b"*x\r\n", &lim),
             Err(ProtocolError::InvalidMultibulkLength)
         );
+    }
+
+    #[test]
+    fn strangers_get_small_limits() {
+        let lim = RequestLimits {
+            authenticated: false,
+            ..RequestLimits::default()
+        };
+        assert_eq!(
+            parse_request(b"*11\r\n", &lim),
+            Err(ProtocolError::UnauthenticatedMultibulkLength)
+        );
+        assert_eq!(
+            parse_request(b"*2\r\n$4\r\nAUTH\r\n$16385\r\n", &lim),
+            Err(ProtocolError::UnauthenticatedBulkLength)
+        );
+        assert!(matches!(
+            parse_request(b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n", &lim),
+            Ok(Some(_))
+        ));
     }
 
     #[test]

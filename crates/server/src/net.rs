@@ -163,23 +163,58 @@ async fn connection_loop(
 
 /// Run every complete request in `rbuf`, appending replies to `wbuf`. Returns
 /// true when the connection must close after the replies are written.
-///
-/// All complete requests are located first and their bytes frozen once, so
-/// each argument is a slice of one shared buffer rather than of a buffer split
-/// off per command.
 fn process(
     engine: &Engine,
     session: &mut Session,
     rbuf: &mut BytesMut,
     wbuf: &mut BytesMut,
 ) -> bool {
+    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
+    loop {
+        // Before authentication each request is parsed only after the previous
+        // one ran, so `AUTH` followed by a large command in the same write gets
+        // the limits of an authenticated client, as in Redis.
+        let one_at_a_time = !session.authenticated;
+        match process_batch(engine, session, rbuf, wbuf, &mut tick, one_at_a_time) {
+            Batch::Close => return true,
+            Batch::NeedMore => return false,
+            Batch::Ran => {
+                if !one_at_a_time {
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+enum Batch {
+    /// Requests ran; more complete ones may follow in the buffer.
+    Ran,
+    /// No complete request is buffered.
+    NeedMore,
+    /// The connection must close once the replies are written.
+    Close,
+}
+
+/// Find the complete requests at the front of `rbuf` (at most one when
+/// `only_one`), freeze their bytes once so every argument is a slice of one
+/// shared buffer, and run them.
+fn process_batch(
+    engine: &Engine,
+    session: &mut Session,
+    rbuf: &mut BytesMut,
+    wbuf: &mut BytesMut,
+    tick: &mut keel_engine::clock::Tick,
+    only_one: bool,
+) -> Batch {
     let limits = RequestLimits {
         max_bulk_len: engine.config.proto_max_bulk_len(),
+        authenticated: session.authenticated,
     };
     let mut requests = Vec::new();
     let mut used = 0usize;
     let mut bad = None;
-    while used < rbuf.len() {
+    while used < rbuf.len() && !(only_one && !requests.is_empty()) {
         match parse_request(&rbuf[used..], &limits) {
             Ok(None) => break,
             Ok(Some(req)) => {
@@ -194,6 +229,9 @@ fn process(
                 break;
             }
         }
+    }
+    if requests.is_empty() && bad.is_none() {
+        return Batch::NeedMore;
     }
     let frame = rbuf.split_to(used).freeze();
     let mut batch: Vec<Vec<Bytes>> = requests
@@ -214,7 +252,6 @@ fn process(
             engine.prefetch(session, argv);
         }
     }
-    let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
     for i in 0..batch.len() {
         if let Some(ahead) = batch.get(i + LOOKAHEAD) {
             engine.prefetch(session, ahead);
@@ -223,15 +260,15 @@ fn process(
         if argv.is_empty() {
             continue;
         }
-        let reply = engine.execute_with(session, argv, &mut tick);
+        let reply = engine.execute_with(session, argv, tick);
         encode(&reply, session.proto, wbuf);
         if session.close_after_reply || session.handle.is_killed() {
-            return true;
+            return Batch::Close;
         }
     }
     if let Some(e) = bad {
         encode(&Frame::error(format!("ERR {e}")), session.proto, wbuf);
-        return true;
+        return Batch::Close;
     }
-    false
+    Batch::Ran
 }
