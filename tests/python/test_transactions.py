@@ -152,3 +152,42 @@ def test_transaction_is_atomic_to_other_clients(r, server):
 def test_discard_without_multi(r):
     with pytest.raises(redis.ResponseError, match="^DISCARD without MULTI$"):
         r.execute_command("DISCARD")
+
+
+def test_watched_key_that_expires_unread_aborts_exec(r):
+    import time
+
+    r.set("k", "v", px=100)
+    c = _raw(r)
+    assert _cmd(c, "WATCH", "k") == "OK"
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "other", "1")
+    time.sleep(0.3)
+    assert _cmd(c, "EXEC") is None
+    assert r.get("other") is None
+    c.disconnect()
+
+
+def test_watched_key_expired_by_another_reader_aborts_exec(r, server):
+    import time
+
+    r.set("k", "v", px=100)
+    c = _raw(r)
+    _cmd(c, "WATCH", "k")
+    time.sleep(0.3)
+    other = server.client()
+    assert other.get("k") is None
+    other.close()
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "other", "1")
+    assert _cmd(c, "EXEC") is None
+    c.disconnect()
+
+
+def test_watching_a_missing_key_survives_its_absence(r):
+    c = _raw(r)
+    _cmd(c, "WATCH", "absent")
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "x", "1")
+    assert _cmd(c, "EXEC") == ["OK"]
+    c.disconnect()

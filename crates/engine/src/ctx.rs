@@ -53,6 +53,8 @@ pub struct Ctx<'a> {
     /// Number of changes the current command made; > 0 means it is logged and
     /// watchers of its keys are invalidated.
     pub(crate) dirty: u64,
+    /// How much of `dirty` has been added to the statistics already.
+    pub(crate) dirty_counted: u64,
     /// The effect to log instead of the command as typed (`SET k v EX 10` is
     /// logged as `SET k v PXAT <abs>`).
     pub(crate) rewrite: Option<Vec<Bytes>>,

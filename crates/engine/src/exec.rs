@@ -128,6 +128,7 @@ impl Engine {
             guards,
             tick: *tick,
             dirty: 0,
+            dirty_counted: 0,
             rewrite: None,
             effects: Vec::new(),
             hits: 0,
@@ -173,6 +174,12 @@ impl Engine {
                 }
                 self.key_shards(qspec.keys, queued, &mut shards);
             }
+            shards.extend(
+                session
+                    .watched_live
+                    .iter()
+                    .map(|(_, k)| self.keyspace.shard_of(k)),
+            );
         } else {
             // Fast path: one key, one lock, no allocation.
             if let Keys::Range { first, last, .. } = keys {
@@ -211,6 +218,7 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let spec = engine.commands.specs[id];
     let start = ctx.tick.last;
     let dirty_before = ctx.dirty;
+    let effects_before = ctx.effects.len();
     ctx.rewrite = None;
     let skip = if spec.subcommands.is_empty() && engine.commands.parent[id] != id {
         2
@@ -242,6 +250,8 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             if t.has_lazy_expired() {
                 for k in t.drain_lazy_expired() {
                     expired += 1;
+                    // Redis treats a watched key that expired as modified.
+                    engine.watches.touch(db, k.as_slice());
                     if sink {
                         lazy.push((
                             db,
@@ -262,20 +272,25 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             .fetch_add(expired, Ordering::Relaxed);
     }
     if sink {
-        let mut effects = lazy;
-        effects.append(&mut ctx.effects);
+        // The expirations happened while this command ran: after everything
+        // logged before it (earlier commands of a transaction), before its own
+        // effects.
+        let at = effects_before.min(ctx.effects.len());
+        ctx.effects.splice(at..at, lazy);
         if changed && spec.flags.contains(Flags::WRITE) {
             let effect = ctx.rewrite.take().unwrap_or_else(|| argv.to_vec());
-            effects.push((ctx.session.db, effect));
+            ctx.effects.push((ctx.session.db, effect));
         }
-        ctx.effects = effects;
     }
     let end = crate::cycles::now();
     ctx.tick.last = end;
     let usec = crate::cycles::micros_between(start, end);
     let ncmds = engine.commands.len();
     let is_err = reply.is_error();
-    let dirty = ctx.dirty - dirty_before;
+    // Count only changes not already counted by commands nested in this one
+    // (EXEC's queued commands count their own).
+    let dirty = ctx.dirty - dirty_before.max(ctx.dirty_counted);
+    ctx.dirty_counted = ctx.dirty;
     engine.stats.with_local(ncmds, |ts| {
         let c = &ts.cmds[id];
         bump(&c.calls, 1);

@@ -81,6 +81,9 @@ pub struct Session {
     /// A queued command was rejected (unknown, arity): EXEC must abort.
     pub multi_error: bool,
     pub watched: Vec<(usize, Bytes)>,
+    /// The watched keys that held a value when watched: if one is gone at EXEC
+    /// (expired without anyone reading it), the transaction aborts, as in Redis.
+    pub watched_live: Vec<(usize, Bytes)>,
     /// Set by a writer to any watched key; read by EXEC.
     pub watch_dirty: Arc<AtomicBool>,
     pub no_touch: bool,
@@ -99,6 +102,7 @@ impl Session {
             multi: None,
             multi_error: false,
             watched: Vec::new(),
+            watched_live: Vec::new(),
             watch_dirty: Arc::new(AtomicBool::new(false)),
             no_touch: false,
             no_evict: false,

@@ -22,11 +22,22 @@ impl Watches {
         self.count.load(Ordering::Relaxed) > 0
     }
 
-    pub fn watch(&self, session: &mut Session, db: usize, key: Bytes) {
-        if session.watched.iter().any(|(d, k)| *d == db && *k == key) {
+    /// Watch `key` in `db`; `live` says whether it holds a value now, so EXEC
+    /// can tell when it has since expired.
+    pub fn watch(&self, session: &mut Session, db: usize, key: &[u8], live: bool) {
+        // Copied: a slice would keep the whole request buffer it came from alive.
+        let key = Bytes::copy_from_slice(key);
+        let mut map = self.by_key.lock();
+        let id = session.id();
+        if map
+            .get(&(db, key.clone()))
+            .is_some_and(|list| list.iter().any(|(w, _)| *w == id))
+        {
             return;
         }
-        let mut map = self.by_key.lock();
+        if live {
+            session.watched_live.push((db, key.clone()));
+        }
         map.entry((db, key.clone()))
             .or_default()
             .push((session.id(), session.watch_dirty.clone()));
@@ -39,6 +50,7 @@ impl Watches {
     }
 
     pub fn unwatch_all(&self, session: &mut Session) {
+        session.watched_live.clear();
         if session.watched.is_empty() {
             session.watch_dirty.store(false, Ordering::SeqCst);
             return;

@@ -81,7 +81,15 @@ fn exec(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
             "EXECABORT Transaction discarded because of previous errors.",
         ));
     }
-    if ctx.session.watch_dirty.load(Ordering::SeqCst) {
+    // A watched key that was live and is now gone expired unread (a deletion
+    // would have marked the session dirty already).
+    let now = ctx.now_ms();
+    let watched_live = std::mem::take(&mut ctx.session.watched_live);
+    let mut expired = false;
+    for (db, key) in &watched_live {
+        expired |= !ctx.table_in(*db, key)?.contains(key, now);
+    }
+    if expired || ctx.session.watch_dirty.load(Ordering::SeqCst) {
         end_transaction(ctx);
         return Ok(Frame::NullArray);
     }
@@ -138,9 +146,11 @@ fn watch(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Err(CmdError::err("WATCH inside MULTI is not allowed"));
     }
     let db = ctx.db();
+    let now = ctx.now_ms();
     for key in args.rest() {
+        let live = ctx.table(key)?.contains(key, now);
         let engine = ctx.engine;
-        engine.watches.watch(ctx.session, db, key.clone());
+        engine.watches.watch(ctx.session, db, key, live);
     }
     Ok(Frame::ok())
 }
@@ -209,5 +219,33 @@ mod tests {
         t.run(&["MULTI"]);
         t.run(&["SET", "k", "mine"]);
         assert_eq!(t.run(&["EXEC"]), Frame::Array(vec![ok()]));
+    }
+}
+
+#[cfg(test)]
+mod expiry_tests {
+    use crate::testing::*;
+    use keel_resp::Frame;
+
+    #[test]
+    fn watched_key_expiring_unread_aborts_exec() {
+        let mut t = TestEngine::new();
+        t.run(&["SET", "k", "v", "PX", "100"]);
+        t.run(&["WATCH", "k"]);
+        t.run(&["MULTI"]);
+        t.run(&["SET", "x", "1"]);
+        t.clock.advance(100);
+        assert_eq!(t.run(&["EXEC"]), Frame::NullArray);
+        assert_eq!(t.run(&["GET", "x"]), Frame::Null);
+    }
+
+    #[test]
+    fn watching_the_same_key_twice_is_one_watch() {
+        let mut t = TestEngine::new();
+        t.run(&["WATCH", "k", "k"]);
+        t.run(&["WATCH", "k"]);
+        assert_eq!(t.session.watched.len(), 1);
+        t.run(&["UNWATCH"]);
+        assert!(!t.engine.watches.any());
     }
 }
