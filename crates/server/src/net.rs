@@ -214,7 +214,7 @@ fn process_batch(
     let mut requests = Vec::new();
     let mut used = 0usize;
     let mut bad = None;
-    while used < rbuf.len() && !(only_one && !requests.is_empty()) {
+    while used < rbuf.len() && (!only_one || requests.is_empty()) {
         match parse_request(&rbuf[used..], &limits) {
             Ok(None) => break,
             Ok(Some(req)) => {
