@@ -561,3 +561,30 @@ def test_object_help_and_errors(r):
     assert cmd_err(r, "OBJECT", "REFCOUNT", "a", "b") == \
         "wrong number of arguments for 'object|refcount' command"
 
+
+
+def test_object_refcount_of_shared_integers(r):
+    r.set("small", "100")
+    r.set("big", "100000")
+    assert r.object("refcount", "small") == 2147483647
+    assert r.object("refcount", "big") == 1
+
+
+def test_object_encoding_after_in_place_changes(r):
+    r.set("k", "1")
+    r.append("k", "2")
+    assert r.object("encoding", "k") == "raw"
+    r.setrange("s", 0, "12345")
+    assert r.object("encoding", "s") == "raw"
+    r.set("k", "12")
+    assert r.object("encoding", "k") == "int"
+
+
+def test_unknown_command_quotes_at_most_128_bytes_of_arguments(r):
+    args = ["a" * 50, "b" * 50, "c" * 50, "d" * 10]
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("NOPE", *args)
+    assert str(e.value) == (
+        "unknown command 'NOPE', with args beginning with: "
+        f"'{'a' * 50}' '{'b' * 50}' '{'c' * 22}' "
+    )

@@ -31,9 +31,15 @@ impl Engine {
             return Err(CmdError::Syntax);
         };
         let Some(mut id) = self.commands.lookup(name) else {
+            // Like Redis: quote arguments until the list reaches 128 bytes, each
+            // cut to what is left of that budget, and the name to 128 bytes.
             let mut args = String::new();
             for a in argv.iter().skip(1) {
-                let shown = &a[..a.len().min(128)];
+                if args.len() >= 128 {
+                    break;
+                }
+                let room = 128 - args.len();
+                let shown = &a[..a.len().min(room)];
                 args.push_str(&format!("'{}' ", String::from_utf8_lossy(shown)));
             }
             let shown = &name[..name.len().min(128)];
@@ -56,7 +62,7 @@ impl Engine {
                 .commands
                 .lookup_sub(id, sub)
                 .ok_or_else(|| CmdError::UnknownSubcommand {
-                    sub: String::from_utf8_lossy(sub).into(),
+                    sub: String::from_utf8_lossy(&sub[..sub.len().min(128)]).into(),
                     cmd: spec.name.to_string(),
                 })?;
         }

@@ -142,6 +142,9 @@ impl Session {
 
     /// CLIENT SETNAME / HELLO SETNAME; an empty name clears it.
     pub fn set_name(&mut self, name: Option<Bytes>) {
-        *self.handle.name.lock() = name.filter(|n| !n.is_empty());
+        // Copied: a slice would keep the whole request buffer alive with it.
+        *self.handle.name.lock() = name
+            .filter(|n| !n.is_empty())
+            .map(|n| Bytes::copy_from_slice(&n));
     }
 }

@@ -59,15 +59,29 @@ impl Value {
         match self {
             Value::Str(s) => {
                 let b = s.as_slice();
-                if b.len() <= 20 && crate::num::parse_i64(b).is_some() {
+                // A string changed in place (APPEND, SETRANGE, SETBIT) is raw in
+                // Redis whatever it holds.
+                if matches!(s, CompactBytes::Growable(_)) {
+                    "raw"
+                } else if b.len() <= 20 && crate::num::parse_i64(b).is_some() {
                     "int"
-                } else if b.len() <= 44 && !matches!(s, CompactBytes::Growable(_)) {
+                } else if b.len() <= 44 {
                     "embstr"
                 } else {
                     "raw"
                 }
             }
         }
+    }
+
+    /// Whether Redis would hold this value as one of its shared integer objects
+    /// (0 to 9999), which OBJECT REFCOUNT reports as referenced "forever".
+    pub fn is_shared_integer(&self) -> bool {
+        self.encoding() == "int"
+            && self
+                .as_str()
+                .and_then(|s| crate::num::parse_i64(s.as_slice()))
+                .is_some_and(|n| (0..10_000).contains(&n))
     }
 
     /// Heap bytes owned by the value beyond its inline part.

@@ -662,7 +662,8 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdEr
             String::from_utf8_lossy(attr)
         )));
     }
-    *slot.lock() = (!value.is_empty()).then(|| value.clone());
+    // Copied: a slice would keep the whole request buffer alive with it.
+    *slot.lock() = (!value.is_empty()).then(|| Bytes::copy_from_slice(value));
     Ok(Frame::ok())
 }
 

@@ -937,8 +937,11 @@ pub(crate) const OBJECT_REFCOUNT: CommandSpec = CommandSpec {
 
 /// Values are never shared between keys in Keel, so the count is always 1.
 fn object_refcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let found = inspect(ctx, args, |_, _| ())?;
-    Ok(found.map_or(Frame::Null, |_| Frame::Integer(1)))
+    // Redis's shared integers report INT_MAX references.
+    let found = inspect(ctx, args, |e, _| e.value.is_shared_integer())?;
+    Ok(found.map_or(Frame::Null, |shared| {
+        Frame::Integer(if shared { i64::from(i32::MAX) } else { 1 })
+    }))
 }
 
 pub(crate) const OBJECT_HELP: CommandSpec = CommandSpec {

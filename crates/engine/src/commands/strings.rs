@@ -848,6 +848,11 @@ fn setrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let (start, end) = (offset as usize, offset as usize + patch.len());
     let buf = str_buf_mut(ctx, key)?;
     if buf.len() < end {
+        // The offset is the client's number: fail the command, not the process,
+        // if the memory is not there.
+        if buf.try_reserve(end - buf.len()).is_err() {
+            return Err(CmdError::err("out of memory growing the string"));
+        }
         buf.resize(end, 0);
     }
     buf[start..end].copy_from_slice(patch);
