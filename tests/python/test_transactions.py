@@ -191,3 +191,27 @@ def test_watching_a_missing_key_survives_its_absence(r):
     _cmd(c, "SET", "x", "1")
     assert _cmd(c, "EXEC") == ["OK"]
     c.disconnect()
+
+
+def test_flush_leaves_watches_on_missing_keys_alone(r):
+    r.set("present", "1")
+    c = _raw(r)
+    _cmd(c, "WATCH", "absent")
+    r.flushall()
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "x", "1")
+    assert _cmd(c, "EXEC") == ["OK"]
+    c.disconnect()
+
+
+def test_swapdb_invalidates_watch_on_key_in_either_db(r, server):
+    other = server.client(db=1)
+    other.set("k", "in-db-1")
+    c = _raw(r)
+    _cmd(c, "WATCH", "k")
+    r.swapdb(0, 1)
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "x", "1")
+    assert _cmd(c, "EXEC") is None
+    c.disconnect()
+    other.close()

@@ -82,14 +82,16 @@ impl Watches {
         }
     }
 
-    /// A whole database changed (FLUSHDB, FLUSHALL, SWAPDB): `None` means all.
-    pub fn touch_db(&self, db: Option<usize>) {
+    /// Whole databases are about to change (FLUSHDB, FLUSHALL, SWAPDB): mark the
+    /// watchers of each watched `(db, key)` for which `affected` holds. Redis
+    /// invalidates only keys that exist on either side of the change.
+    pub fn touch_where(&self, mut affected: impl FnMut(usize, &[u8]) -> bool) {
         if !self.any() {
             return;
         }
         let map = self.by_key.lock();
-        for ((d, _), list) in map.iter() {
-            if db.is_none_or(|x| x == *d) {
+        for ((db, key), list) in map.iter() {
+            if affected(*db, key) {
                 for (_, flag) in list {
                     flag.store(true, Ordering::SeqCst);
                 }

@@ -48,6 +48,25 @@ fn flush_mode(args: &mut Args<'_>) -> Result<(), CmdError> {
     }
 }
 
+/// Before databases change wholesale, invalidate WATCHes on keys that exist in
+/// a changing database (`changes`) or in the database replacing it (`replaced_by`).
+/// A watched key that exists on neither side is unaffected, as in Redis.
+fn touch_existing(
+    ctx: &mut Ctx<'_>,
+    changes: impl Fn(usize) -> bool,
+    replaced_by: impl Fn(usize) -> Option<usize>,
+) {
+    let engine = ctx.engine;
+    let now = ctx.now_ms();
+    engine.watches.touch_where(|db, key| {
+        if !changes(db) {
+            return false;
+        }
+        let mut exists = |d: usize| ctx.table_in(d, key).is_ok_and(|t| t.contains(key, now));
+        exists(db) || replaced_by(db).is_some_and(exists)
+    });
+}
+
 pub(crate) const FLUSHDB: CommandSpec = CommandSpec {
     name: "FLUSHDB",
     group: Group::Server,
@@ -64,9 +83,9 @@ pub(crate) const FLUSHDB: CommandSpec = CommandSpec {
 fn flushdb(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     flush_mode(args)?;
     let db = ctx.db();
+    touch_existing(ctx, |d| d == db, |_| None);
     let mut n = 0;
     ctx.for_each_shard(|s| n += s.db(db).clear());
-    ctx.engine.watches.touch_db(Some(db));
     ctx.dirty(n as u64 + 1);
     Ok(Frame::ok())
 }
@@ -86,13 +105,13 @@ pub(crate) const FLUSHALL: CommandSpec = CommandSpec {
 
 fn flushall(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     flush_mode(args)?;
+    touch_existing(ctx, |_| true, |_| None);
     let mut n = 0;
     ctx.for_each_shard(|s| {
         for db in 0..s.databases() {
             n += s.db(db).clear();
         }
     });
-    ctx.engine.watches.touch_db(None);
     ctx.dirty(n as u64 + 1);
     Ok(Frame::ok())
 }
@@ -840,9 +859,9 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     let (a, b) = (a as usize, b as usize);
     if a != b {
+        let other = move |d: usize| if d == a { Some(b) } else { Some(a) };
+        touch_existing(ctx, |d| d == a || d == b, other);
         ctx.for_each_shard(|s| s.swap_dbs(a, b));
-        ctx.engine.watches.touch_db(Some(a));
-        ctx.engine.watches.touch_db(Some(b));
     }
     ctx.dirty(1);
     Ok(Frame::ok())
