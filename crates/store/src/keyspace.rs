@@ -6,8 +6,8 @@
 //! locking of its own beyond the shard mutexes and never blocks on I/O.
 //!
 //! Invariants:
-//! - an entry's `expires_at_ms` is non-zero exactly when `(expires_at_ms, key)` is in
-//!   its table's `expires` index;
+//! - an entry's `expires_at_ms` is non-zero exactly when it is counted under
+//!   `(expires_at_ms, hash of its key)` in its table's expiry index;
 //! - an expired entry is never returned: reads remove it first and record the key in
 //!   `lazy_expired` so the executor can log the deletion;
 //! - `scan_hash` is a pure function of the key, so SCAN's order is stable across
@@ -17,7 +17,7 @@ use crate::bytes::CompactBytes;
 use crate::value::Value;
 use hashbrown::HashTable;
 use parking_lot::{Mutex, MutexGuard};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
@@ -90,11 +90,68 @@ fn seconds_clock(now_ms: u64) -> u32 {
 /// `None` once the table has been walked to its end.
 pub type ScanCursor = Option<u32>;
 
+/// The volatile keys of a table, ordered by deadline. A key is named by its
+/// 64-bit hash rather than a copy of its bytes, which halves what each volatile
+/// key costs here; the count covers two keys sharing a hash and a deadline.
+#[derive(Default)]
+struct ExpiryIndex {
+    by_deadline: BTreeMap<(u64, u64), u32>,
+    len: usize,
+}
+
+impl ExpiryIndex {
+    /// Count `key` as expiring at `at` (nothing for 0, "no expiry").
+    fn add(&mut self, at: u64, key: &[u8]) {
+        if at != 0 {
+            *self.by_deadline.entry((at, hash_key(key))).or_insert(0) += 1;
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, at: u64, key: &[u8]) {
+        if at == 0 {
+            return;
+        }
+        let slot = (at, hash_key(key));
+        if let Some(n) = self.by_deadline.get_mut(&slot) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_deadline.remove(&slot);
+            }
+            self.len -= 1;
+        }
+    }
+
+    /// Take one key due at or before `now_ms`, earliest first.
+    fn pop_due(&mut self, now_ms: u64) -> Option<(u64, u64)> {
+        let mut first = self.by_deadline.first_entry()?;
+        let slot = *first.key();
+        if slot.0 > now_ms {
+            return None;
+        }
+        *first.get_mut() -= 1;
+        if *first.get() == 0 {
+            first.remove();
+        }
+        self.len -= 1;
+        Some(slot)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        self.by_deadline.clear();
+        self.len = 0;
+    }
+}
+
 /// One database's keys within one shard.
 #[derive(Default)]
 pub struct Table {
     map: HashTable<Box<Entry>>,
-    expires: BTreeSet<(u64, CompactBytes)>,
+    expires: ExpiryIndex,
     /// Keys removed because they were found expired on access; drained by the
     /// executor, which logs each as a DEL.
     lazy_expired: Vec<CompactBytes>,
@@ -122,7 +179,7 @@ impl Table {
     fn expire_now(&mut self, hash: u64, key: &[u8]) {
         if let Ok(occ) = self.map.find_entry(hash, |e| e.key.as_slice() == key) {
             let (e, _) = occ.remove();
-            self.expires.remove(&(e.expires_at_ms, e.key.clone()));
+            self.expires.remove(e.expires_at_ms, e.key.as_slice());
             self.lazy_expired.push(e.key);
         }
     }
@@ -153,7 +210,7 @@ impl Table {
             .ok()?;
         if occ.get().is_expired(now_ms) {
             let (e, _) = occ.remove();
-            self.expires.remove(&(e.expires_at_ms, e.key.clone()));
+            self.expires.remove(e.expires_at_ms, e.key.as_slice());
             self.lazy_expired.push(e.key);
             return None;
         }
@@ -194,20 +251,14 @@ impl Table {
                 e.expires_at_ms = expires_at_ms;
                 e.access_s = access_s;
                 if old_exp != expires_at_ms {
-                    if old_exp != 0 {
-                        self.expires.remove(&(old_exp, e.key.clone()));
-                    }
-                    if expires_at_ms != 0 {
-                        self.expires.insert((expires_at_ms, e.key.clone()));
-                    }
+                    self.expires.remove(old_exp, key);
+                    self.expires.add(expires_at_ms, key);
                 }
                 (!was_expired).then_some(old)
             }
             None => {
                 let key = CompactBytes::new(key);
-                if expires_at_ms != 0 {
-                    self.expires.insert((expires_at_ms, key.clone()));
-                }
+                self.expires.add(expires_at_ms, key.as_slice());
                 let entry = Box::new(Entry {
                     key,
                     value,
@@ -229,9 +280,7 @@ impl Table {
             .find_entry(hash, |e| e.key.as_slice() == key)
             .ok()?;
         let (e, _) = occ.remove();
-        if e.expires_at_ms != 0 {
-            self.expires.remove(&(e.expires_at_ms, e.key.clone()));
-        }
+        self.expires.remove(e.expires_at_ms, e.key.as_slice());
         if e.is_expired(now_ms) {
             self.lazy_expired.push(e.key);
             return None;
@@ -244,9 +293,7 @@ impl Table {
     pub fn put_entry(&mut self, entry: Box<Entry>, now_ms: u64) {
         let key = entry.key.clone();
         self.remove(key.as_slice(), now_ms);
-        if entry.expires_at_ms != 0 {
-            self.expires.insert((entry.expires_at_ms, key.clone()));
-        }
+        self.expires.add(entry.expires_at_ms, key.as_slice());
         self.map
             .insert_unique(hash_key(key.as_slice()), entry, rehash);
     }
@@ -260,13 +307,9 @@ impl Table {
         let Some(e) = self.map.find_mut(hash, |e| e.key.as_slice() == key) else {
             return false;
         };
-        if e.expires_at_ms != 0 {
-            self.expires.remove(&(e.expires_at_ms, e.key.clone()));
-        }
+        self.expires.remove(e.expires_at_ms, key);
         e.expires_at_ms = expires_at_ms;
-        if expires_at_ms != 0 {
-            self.expires.insert((expires_at_ms, e.key.clone()));
-        }
+        self.expires.add(expires_at_ms, key);
         true
     }
 
@@ -301,19 +344,19 @@ impl Table {
     pub fn expire_due(&mut self, now_ms: u64, max: usize, out: &mut Vec<CompactBytes>) -> usize {
         let mut n = 0;
         while n < max {
-            match self.expires.first() {
-                Some((at, _)) if *at <= now_ms => {}
-                _ => break,
-            }
-            let Some((_, key)) = self.expires.pop_first() else {
+            let Some((at, hash)) = self.expires.pop_due(now_ms) else {
                 break;
             };
-            let hash = hash_key(key.as_slice());
-            if let Ok(occ) = self.map.find_entry(hash, |e| e.key == key) {
-                occ.remove();
+            // The index names the key by hash; the entry with that hash and
+            // deadline is the one (full 64-bit hashes collide too rarely to
+            // matter, and a collision with the same deadline is still right).
+            if let Ok(occ) = self.map.find_entry(hash, |e| {
+                e.expires_at_ms == at && hash_key(e.key.as_slice()) == hash
+            }) {
+                let (e, _) = occ.remove();
+                out.push(e.key);
+                n += 1;
             }
-            out.push(key);
-            n += 1;
         }
         if n > 0 && self.map.capacity() > 64 && self.map.len() * 4 < self.map.capacity() {
             self.map.shrink_to_fit(rehash);
@@ -376,7 +419,7 @@ impl Table {
     /// Bytes used by the table's own structures (buckets and expiry index).
     pub fn overhead_bytes(&self) -> usize {
         self.map.capacity() * (std::mem::size_of::<Box<Entry>>() + 1)
-            + self.expires.len() * (std::mem::size_of::<(u64, CompactBytes)>() + 8)
+            + self.expires.len() * (std::mem::size_of::<((u64, u64), u32)>() + 8)
     }
 }
 
