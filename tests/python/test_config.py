@@ -11,20 +11,6 @@ import redis
 from conftest import AGAINST_REDIS, BINARY, free_port
 
 
-@pytest.fixture
-def r3(server):
-    """conftest's RESP3 client, skipping while the server lacks HELLO."""
-    c = server.client(protocol=3)
-    try:
-        c.flushall()
-    except redis.ResponseError as e:
-        if "unknown command 'HELLO'" not in str(e):
-            raise
-        pytest.skip("HELLO is not available in this build")
-    yield c
-    c.close()
-
-
 def set_error(r, *args):
     with pytest.raises(redis.ResponseError) as e:
         r.execute_command("CONFIG", "SET", *args)

@@ -19,28 +19,14 @@ def cmd_err(r, *args):
     return err(r.execute_command, *args)
 
 
-def select_or_skip(client, db):
-    """Switch `client` to `db`, skipping the test where SELECT is not available."""
-    try:
-        client.execute_command("SELECT", db)
-    except redis.ResponseError as e:
-        if "unknown command" in str(e):
-            pytest.skip("SELECT is not implemented yet")
-        raise
+def select_db(client, db):
+    """Switch `client` to `db`."""
+    client.execute_command("SELECT", db)
 
 
 @pytest.fixture
-def resp3(server):
-    """A RESP3 client; skips where HELLO is not available yet."""
-    c = server.client(protocol=3)
-    try:
-        c.flushall()
-    except redis.ResponseError as e:
-        if "unknown command 'HELLO'" in str(e):
-            pytest.skip("HELLO is not implemented yet")
-        raise
-    yield c
-    c.close()
+def resp3(r3):
+    return r3
 
 
 def scan_all(r, **kw):
@@ -466,7 +452,7 @@ def test_copy_to_other_db(r, server):
     assert r.move("a", 1) is False
     other = server.client()
     try:
-        select_or_skip(other, 1)
+        select_db(other, 1)
         assert other.get("a") == "1"
         assert 99 <= other.ttl("a") <= 100
         other.flushdb()
@@ -484,7 +470,7 @@ def test_move(r, server):
     assert r.get("a") == "2"
     other = server.client()
     try:
-        select_or_skip(other, 1)
+        select_db(other, 1)
         assert other.get("a") == "1"
         assert 99 <= other.ttl("a") <= 100
         assert other.move("a", 0) is False

@@ -16,20 +16,6 @@ DEBUG_REFUSAL = (
 )
 
 
-@pytest.fixture
-def r3(server):
-    """conftest's RESP3 client, skipping while the server lacks HELLO."""
-    c = server.client(protocol=3)
-    try:
-        c.flushall()
-    except redis.ResponseError as e:
-        if "unknown command 'HELLO'" not in str(e):
-            raise
-        pytest.skip("HELLO is not available in this build")
-    yield c
-    c.close()
-
-
 def raw(client, *args):
     """Send one command on a connection of its own and return the undecoded reply."""
     conn = client.connection_pool.get_connection("_")

@@ -30,33 +30,14 @@ def raw(r, *args):
         r.connection_pool.release(conn)
 
 
-def needs(r, *args):
-    """Run a command another part of the server provides, skipping if it is absent."""
-    try:
-        return r.execute_command(*args)
-    except redis.ResponseError as e:
-        if "unknown command" in str(e):
-            pytest.skip(f"{args[0]} is not available in this build")
-        raise
-
-
-@pytest.fixture
-def r3(server):
-    """A RESP3 client, skipping where the server cannot switch protocols yet."""
-    try:
-        c = server.client(protocol=3)
-        c.ping()
-    except redis.ResponseError as e:
-        if "unknown command" in str(e):
-            pytest.skip("HELLO is not available in this build")
-        raise
-    c.flushall()
-    yield c
-    c.close()
-
-
 def make_list(r, key):
-    needs(r, "RPUSH", key, "x")
+    """A key of another type, for WRONGTYPE checks; skipped until lists exist."""
+    try:
+        r.execute_command("RPUSH", key, "x")
+    except redis.ResponseError as e:
+        if "unknown command" in str(e):
+            pytest.skip("lists are not available in this build yet")
+        raise
 
 
 # SETNX / SETEX / PSETEX / GETSET
@@ -90,7 +71,7 @@ def test_setex_expires(r):
 
 def test_setex_sets_ttl(r):
     r.execute_command("SETEX", "k", 100, "v")
-    assert 99_000 < needs(r, "PTTL", "k") <= 100_000
+    assert 99_000 < r.execute_command("PTTL", "k") <= 100_000
 
 
 def test_getset(r):
@@ -103,7 +84,7 @@ def test_getset(r):
 def test_getset_clears_ttl(r):
     r.set("k", "a", ex=100)
     assert r.getset("k", "b") == "a"
-    assert needs(r, "TTL", "k") == -1
+    assert r.execute_command("TTL", "k") == -1
 
 
 def test_set_repeated_expiry_options(r):
@@ -166,9 +147,9 @@ def test_getex_expires(r):
 def test_getex_ttl_and_persist(r):
     r.set("k", "v")
     r.getex("k", ex=100)
-    assert 99 <= needs(r, "TTL", "k") <= 100
+    assert 99 <= r.execute_command("TTL", "k") <= 100
     r.getex("k", persist=True)
-    assert needs(r, "TTL", "k") == -1
+    assert r.execute_command("TTL", "k") == -1
 
 
 # MGET / MSET / MSETNX
@@ -193,7 +174,7 @@ def test_mget_other_type_is_nil(r):
 def test_mset_clears_ttl(r):
     r.set("a", "1", ex=100)
     r.mset({"a": "2"})
-    assert needs(r, "TTL", "a") == -1
+    assert r.execute_command("TTL", "a") == -1
 
 
 def test_msetnx(r):
@@ -237,7 +218,7 @@ def test_incr_keeps_ttl(r):
     r.set("n", "1", ex=100)
     assert r.incr("n") == 2
     assert r.get("n") == "2"
-    assert 99 <= needs(r, "TTL", "n") <= 100
+    assert 99 <= r.execute_command("TTL", "n") <= 100
 
 
 def test_incr_wrong_type(r):
@@ -293,7 +274,7 @@ def test_incrbyfloat_resp3_is_bulk(r3):
 def test_incrbyfloat_keeps_ttl(r):
     r.set("f", "1", ex=100)
     assert r.incrbyfloat("f", 1.5) == 2.5
-    assert 99 <= needs(r, "TTL", "f") <= 100
+    assert 99 <= r.execute_command("TTL", "f") <= 100
 
 
 # APPEND / STRLEN / GETRANGE / SETRANGE
@@ -317,7 +298,7 @@ def test_append_strlen(r):
 def test_append_keeps_ttl(r):
     r.set("k", "a", ex=100)
     r.append("k", "b")
-    assert 99 <= needs(r, "TTL", "k") <= 100
+    assert 99 <= r.execute_command("TTL", "k") <= 100
 
 
 def test_getrange(r):
@@ -367,7 +348,7 @@ def test_setrange_keeps_ttl(r):
     r.set("k", "abc", ex=100)
     r.setrange("k", 1, "X")
     assert r.get("k") == "aXc"
-    assert 99 <= needs(r, "TTL", "k") <= 100
+    assert 99 <= r.execute_command("TTL", "k") <= 100
 
 
 def test_size_limit_follows_config():
