@@ -101,6 +101,26 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Run `f` on shard `idx` (SHARD_WALK commands). Outside a transaction the
+    /// command holds no locks, so taking this one alone cannot deadlock; inside
+    /// EXEC every shard is already held.
+    pub fn with_shard<R>(
+        &mut self,
+        idx: usize,
+        f: impl FnOnce(&mut Shard) -> R,
+    ) -> Result<R, CmdError> {
+        if let Some(shard) = self.guards.find(idx) {
+            return Ok(f(shard));
+        }
+        if !matches!(self.guards, Guards::None) {
+            return Err(CmdError::Internal(format!(
+                "shard {idx} walked while other locks are held"
+            )));
+        }
+        let mut guard = self.engine.keyspace.lock(idx);
+        Ok(f(&mut guard))
+    }
+
     /// Every locked shard (all of them for ALL_SHARDS commands), in index order.
     pub fn for_each_shard(&mut self, f: impl FnMut(&mut Shard)) {
         self.guards.for_each(f)

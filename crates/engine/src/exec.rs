@@ -174,7 +174,9 @@ impl Engine {
                     continue;
                 };
                 let qspec = self.commands.specs[qid];
-                if qspec.flags.contains(Flags::ALL_SHARDS) {
+                if qspec.flags.contains(Flags::ALL_SHARDS)
+                    || qspec.flags.contains(Flags::SHARD_WALK)
+                {
                     all = true;
                     break;
                 }
@@ -336,7 +338,7 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
         Err(e) => return err(e),
     };
     let spec = engine.commands.specs[id];
-    if spec.flags.contains(Flags::ALL_SHARDS) {
+    if spec.flags.contains(Flags::ALL_SHARDS) || spec.flags.contains(Flags::SHARD_WALK) {
         if (0..engine.keyspace.shard_count()).any(|s| !ctx.guards.holds(s)) {
             return err(CmdError::Internal(engine.commands.full_name(id)));
         }

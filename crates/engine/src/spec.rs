@@ -37,6 +37,10 @@ impl Flags {
     /// Keel-specific: the command reads or writes the whole keyspace, so the
     /// executor locks every shard (KEYS, SCAN, FLUSHALL, SWAPDB, ...).
     pub const ALL_SHARDS: Flags = Flags(1 << 24);
+    /// Keel-specific: the command walks the keyspace one shard at a time through
+    /// `Ctx::with_shard`, holding one lock at a time (SCAN), so other clients
+    /// are not stopped for the whole walk. Inside EXEC every shard is locked.
+    pub const SHARD_WALK: Flags = Flags(1 << 26);
     /// Keel-specific: runs outside MULTI queueing (MULTI, EXEC, DISCARD, WATCH...).
     pub const TX_CONTROL: Flags = Flags(1 << 25);
 

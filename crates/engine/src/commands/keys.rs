@@ -478,7 +478,7 @@ pub(crate) const SCAN: CommandSpec = CommandSpec {
     name: "SCAN",
     group: Group::Generic,
     arity: -2,
-    flags: Flags::READONLY.union(Flags::ALL_SHARDS),
+    flags: Flags::READONLY.union(Flags::SHARD_WALK),
     keys: Keys::None,
     summary: "Iterates over the key names in the database.",
     since: "2.8.0",
@@ -546,34 +546,36 @@ fn scan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // Where the next call resumes; `None` once every shard has been walked.
     let mut resume = (start_shard < shards).then_some((start_shard, start_pos));
     let mut visited = 0usize;
-    let mut index = 0usize;
     let mut keys = Vec::new();
-    ctx.for_each_shard(|shard| {
-        let i = index;
-        index += 1;
-        let Some((at_shard, pos)) = resume else {
-            return;
-        };
-        if i != at_shard || visited >= count {
-            return;
+    // One shard at a time, each locked only while it is read.
+    while let Some((at_shard, pos)) = resume {
+        if visited >= count {
+            break;
         }
-        let mut entries = Vec::new();
-        let next = shard
-            .db_ref(db)
-            .scan(pos, count - visited, now, &mut entries);
-        visited += entries.len();
-        for e in entries {
-            let type_ok = wanted.is_none_or(|w| w == Some(e.value.value_type()));
-            let name_ok = pattern.is_none_or(|p| glob_match(p, e.key(), false));
+        let (next, found) = ctx.with_shard(at_shard, |shard| {
+            let mut entries = Vec::new();
+            let next = shard
+                .db_ref(db)
+                .scan(pos, count - visited, now, &mut entries);
+            let found: Vec<(Bytes, ValueType)> = entries
+                .iter()
+                .map(|e| (bytes_of(e.key()), e.value.value_type()))
+                .collect();
+            (next, found)
+        })?;
+        visited += found.len();
+        for (key, vtype) in found {
+            let type_ok = wanted.is_none_or(|w| w == Some(vtype));
+            let name_ok = pattern.is_none_or(|p| glob_match(p, &key, false));
             if type_ok && name_ok {
-                keys.push(Frame::Bulk(bytes_of(e.key())));
+                keys.push(Frame::Bulk(key));
             }
         }
         resume = match next {
-            Some(p) => Some((i, p)),
-            None => (i + 1 < shards).then_some((i + 1, 0)),
+            Some(p) => Some((at_shard, p)),
+            None => (at_shard + 1 < shards).then_some((at_shard + 1, 0)),
         };
-    });
+    }
     let next = resume.map_or(0, |(s, p)| Keyspace::encode_cursor(s, p));
     Ok(Frame::Array(vec![
         Frame::Bulk(Bytes::from(next.to_string())),

@@ -249,3 +249,32 @@ mod expiry_tests {
         assert!(!t.engine.watches.any());
     }
 }
+
+#[cfg(test)]
+mod shard_walk_tests {
+    use crate::testing::*;
+    use keel_resp::Frame;
+
+    /// SCAN walks shards one lock at a time on its own, and inside EXEC (where
+    /// every shard is already held) it reads the held shards instead.
+    #[test]
+    fn scan_inside_exec_sees_queued_writes() {
+        let mut t = TestEngine::new();
+        t.run(&["MULTI"]);
+        for k in ["a", "b", "c"] {
+            t.run(&["SET", k, "v"]);
+        }
+        t.run(&["SCAN", "0", "COUNT", "1000"]);
+        let Frame::Array(replies) = t.run(&["EXEC"]) else {
+            panic!("EXEC should reply an array")
+        };
+        let Some(Frame::Array(scan)) = replies.last() else {
+            panic!("SCAN should reply an array")
+        };
+        let Some(Frame::Array(keys)) = scan.get(1) else {
+            panic!("SCAN should list keys")
+        };
+        assert_eq!(scan[0], bulk("0"));
+        assert_eq!(keys.len(), 3);
+    }
+}
