@@ -18,6 +18,6 @@ pub use decode::{parse_frame, FrameError};
 pub use encode::{encode, encode_double, Protocol};
 pub use frame::Frame;
 pub use request::{
-    parse_request, split_args, ProtocolError, Request, RequestLimits, MAX_INLINE_BYTES,
-    MAX_MULTIBULK_LEN,
+    parse_request, parse_request_resuming, split_args, Progress, ProtocolError, Request,
+    RequestLimits, MAX_INLINE_BYTES, MAX_MULTIBULK_LEN,
 };

@@ -80,9 +80,33 @@ pub enum Request {
 /// Returns `Ok(None)` when more bytes are needed. An empty inline line or `*0`
 /// yields a request with no arguments, which callers skip as Redis does.
 pub fn parse_request(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>, ProtocolError> {
+    parse_request_resuming(buf, limits, &mut None)
+}
+
+/// How far an incomplete multibulk request at the front of a buffer has been
+/// parsed. Passing it back with the same buffer, grown by a later read, resumes
+/// at the first unparsed argument, so a request that arrives in many small
+/// pieces costs time linear in its size rather than quadratic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    count: i64,
+    args: Vec<(usize, usize)>,
+    pos: usize,
+}
+
+/// [`parse_request`] that resumes from, and on an incomplete multibulk leaves,
+/// a [`Progress`]. The progress is only valid for the same buffer front.
+pub fn parse_request_resuming(
+    buf: &[u8],
+    limits: &RequestLimits,
+    progress: &mut Option<Progress>,
+) -> Result<Option<Request>, ProtocolError> {
+    if let Some(p) = progress.take() {
+        return parse_multibulk_args(buf, limits, p, progress);
+    }
     match buf.first() {
         None => Ok(None),
-        Some(b'*') => parse_multibulk(buf, limits),
+        Some(b'*') => parse_multibulk(buf, limits, progress),
         Some(_) => parse_inline(buf),
     }
 }
@@ -135,7 +159,11 @@ pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
     Some(v)
 }
 
-fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>, ProtocolError> {
+fn parse_multibulk(
+    buf: &[u8],
+    limits: &RequestLimits,
+    progress: &mut Option<Progress>,
+) -> Result<Option<Request>, ProtocolError> {
     let Some(eol) = find_crlf(buf, 1) else {
         if buf.len() > MAX_INLINE_BYTES {
             return Err(ProtocolError::TooBigMultibulkString);
@@ -149,7 +177,7 @@ fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>
     if !limits.authenticated && count > UNAUTHENTICATED_MULTIBULK_LEN {
         return Err(ProtocolError::UnauthenticatedMultibulkLength);
     }
-    let mut pos = eol + 2;
+    let pos = eol + 2;
     if count <= 0 {
         return Ok(Some(Request::Ranges {
             args: Vec::new(),
@@ -159,9 +187,25 @@ fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>
     // Reserve no more than the bytes present could hold: each argument takes at
     // least four bytes (`$0\r\n`), so a huge claimed count costs nothing up front.
     let plausible = (buf.len() - pos) / 4 + 1;
-    let mut args = Vec::with_capacity((count as usize).min(plausible).min(1024));
-    for _ in 0..count {
+    let args = Vec::with_capacity((count as usize).min(plausible).min(1024));
+    parse_multibulk_args(buf, limits, Progress { count, args, pos }, progress)
+}
+
+/// Parse the bulk arguments of a multibulk whose header has been read.
+fn parse_multibulk_args(
+    buf: &[u8],
+    limits: &RequestLimits,
+    from: Progress,
+    progress: &mut Option<Progress>,
+) -> Result<Option<Request>, ProtocolError> {
+    let Progress {
+        count,
+        mut args,
+        mut pos,
+    } = from;
+    while (args.len() as i64) < count {
         let Some(&first) = buf.get(pos) else {
+            *progress = Some(Progress { count, args, pos });
             return Ok(None);
         };
         if first != b'$' {
@@ -171,6 +215,7 @@ fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>
             if buf.len() - pos > MAX_INLINE_BYTES {
                 return Err(ProtocolError::TooBigBulkString);
             }
+            *progress = Some(Progress { count, args, pos });
             return Ok(None);
         };
         let len = parse_i64(&buf[pos + 1..eol]).ok_or(ProtocolError::InvalidBulkLength)?;
@@ -185,6 +230,7 @@ fn parse_multibulk(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request>
             .checked_add(len as usize)
             .ok_or(ProtocolError::InvalidBulkLength)?;
         if buf.len() < end + 2 {
+            *progress = Some(Progress { count, args, pos });
             return Ok(None);
         }
         if &buf[end..end + 2] != b"\r\n" {
@@ -428,6 +474,54 @@ mod tests {
             parse_request(b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n", &lim),
             Ok(Some(_))
         ));
+    }
+
+    /// Feeding a request in pieces with the progress carried between calls gives
+    /// the same request as parsing it whole, and never re-reads finished args.
+    #[test]
+    fn resuming_matches_whole_parse() {
+        let mut req = b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n$0\r\n\r\n".to_vec();
+        req.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        let whole = parse_request(&req, &RequestLimits::default()).unwrap();
+        for step in 1..req.len() {
+            let mut progress = None;
+            let mut have = 0;
+            let got = loop {
+                have = (have + step).min(req.len());
+                match parse_request_resuming(&req[..have], &RequestLimits::default(), &mut progress)
+                {
+                    Ok(Some(r)) => break r,
+                    Ok(None) => assert!(have < req.len(), "step {step}: stuck"),
+                    Err(e) => panic!("step {step}: {e}"),
+                }
+            };
+            assert_eq!(Some(got), whole, "step {step}");
+        }
+    }
+
+    #[test]
+    fn progress_skips_parsed_arguments() {
+        let mut progress = None;
+        let lim = RequestLimits::default();
+        let head = b"*3\r\n$1\r\na\r\n$1\r\nb\r\n";
+        assert_eq!(parse_request_resuming(head, &lim, &mut progress), Ok(None));
+        let p = progress.clone().unwrap();
+        assert_eq!(p.args.len(), 2);
+        // Corrupting the already-parsed bytes does not matter: they are not re-read.
+        let mut buf = head.to_vec();
+        buf[5] = b'#';
+        buf.extend_from_slice(b"$1\r\nc\r\n");
+        match parse_request_resuming(&buf, &lim, &mut progress)
+            .unwrap()
+            .unwrap()
+        {
+            Request::Ranges { args, consumed } => {
+                assert_eq!(args.len(), 3);
+                assert_eq!(consumed, buf.len());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(progress, None);
     }
 
     #[test]

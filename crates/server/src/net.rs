@@ -7,7 +7,7 @@
 
 use bytes::{Bytes, BytesMut};
 use keel_engine::{Engine, Session};
-use keel_resp::{encode, parse_request, Frame, Request, RequestLimits};
+use keel_resp::{encode, parse_request_resuming, Frame, Progress, Request, RequestLimits};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -119,6 +119,8 @@ async fn connection_loop(
 ) -> std::io::Result<()> {
     let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut wbuf = BytesMut::with_capacity(READ_CHUNK);
+    // How far the incomplete request at the front of `rbuf` has been parsed.
+    let mut progress: Option<Progress> = None;
     loop {
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
             rbuf.reserve(READ_CHUNK);
@@ -140,7 +142,7 @@ async fn connection_loop(
             .stats
             .net_input_bytes
             .fetch_add(n as u64, Ordering::Relaxed);
-        let closing = process(engine, session, &mut rbuf, &mut wbuf);
+        let closing = process(engine, session, &mut rbuf, &mut wbuf, &mut progress);
         if !wbuf.is_empty() {
             engine
                 .stats
@@ -168,6 +170,7 @@ fn process(
     session: &mut Session,
     rbuf: &mut BytesMut,
     wbuf: &mut BytesMut,
+    progress: &mut Option<Progress>,
 ) -> bool {
     let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
     loop {
@@ -175,7 +178,15 @@ fn process(
         // one ran, so `AUTH` followed by a large command in the same write gets
         // the limits of an authenticated client, as in Redis.
         let one_at_a_time = !session.authenticated;
-        match process_batch(engine, session, rbuf, wbuf, &mut tick, one_at_a_time) {
+        match process_batch(
+            engine,
+            session,
+            rbuf,
+            wbuf,
+            &mut tick,
+            one_at_a_time,
+            progress,
+        ) {
             Batch::Close => return true,
             Batch::NeedMore => return false,
             Batch::Ran => {
@@ -206,6 +217,7 @@ fn process_batch(
     wbuf: &mut BytesMut,
     tick: &mut keel_engine::clock::Tick,
     only_one: bool,
+    progress: &mut Option<Progress>,
 ) -> Batch {
     let limits = RequestLimits {
         max_bulk_len: engine.config.proto_max_bulk_len(),
@@ -215,7 +227,9 @@ fn process_batch(
     let mut used = 0usize;
     let mut bad = None;
     while used < rbuf.len() && (!only_one || requests.is_empty()) {
-        match parse_request(&rbuf[used..], &limits) {
+        // Only the request at `used` can be the incomplete one `progress`
+        // describes: every request before it in this loop completed.
+        match parse_request_resuming(&rbuf[used..], &limits, progress) {
             Ok(None) => break,
             Ok(Some(req)) => {
                 let consumed = match &req {
