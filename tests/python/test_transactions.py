@@ -215,3 +215,34 @@ def test_swapdb_invalidates_watch_on_key_in_either_db(r, server):
     assert _cmd(c, "EXEC") is None
     c.disconnect()
     other.close()
+
+
+def test_copy_invalidates_the_destination_watch_only(r, server):
+    r.set("src", "v")
+    other = server.client()
+    c = _raw(r)
+    _cmd(c, "WATCH", "src")
+    other.copy("src", "dst1")
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "x", "1")
+    assert _cmd(c, "EXEC") == ["OK"]
+    _cmd(c, "WATCH", "dst2")
+    other.copy("src", "dst2")
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "x", "2")
+    assert _cmd(c, "EXEC") is None
+    c.disconnect()
+    other.close()
+
+
+def test_bitop_sources_keep_their_watches(r, server):
+    r.set("a", "x")
+    other = server.client()
+    c = _raw(r)
+    _cmd(c, "WATCH", "a")
+    other.bitop("OR", "dest", "a")
+    _cmd(c, "MULTI")
+    _cmd(c, "SET", "x", "1")
+    assert _cmd(c, "EXEC") == ["OK"]
+    c.disconnect()
+    other.close()

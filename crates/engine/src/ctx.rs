@@ -60,6 +60,9 @@ pub struct Ctx<'a> {
     pub(crate) rewrite: Option<Vec<Bytes>>,
     /// Effects logged for this command, in order, when a sink is installed.
     pub(crate) effects: Vec<(usize, Vec<Bytes>)>,
+    /// Keys the command says it changed, for WATCH; `None` means "every key the
+    /// spec declares" (right for most write commands).
+    pub(crate) modified: Option<Vec<(usize, Bytes)>>,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
 }
@@ -141,6 +144,17 @@ impl<'a> Ctx<'a> {
     pub fn log_effect(&mut self, db: usize, argv: Vec<Bytes>) {
         if self.engine.sink.is_some() {
             self.effects.push((db, argv));
+        }
+    }
+
+    /// Name a key this command changed, in database `db`. A write command whose
+    /// declared keys include keys it only reads (a COPY source, BITOP sources)
+    /// or that live in another database calls this for each key it changed, so
+    /// only those keys' WATCHes are invalidated, as in Redis.
+    pub fn modified(&mut self, db: usize, key: &[u8]) {
+        let list = self.modified.get_or_insert_with(Vec::new);
+        if self.engine.watches.any() {
+            list.push((db, Bytes::copy_from_slice(key)));
         }
     }
 

@@ -135,6 +135,7 @@ impl Engine {
             tick: *tick,
             dirty: 0,
             dirty_counted: 0,
+            modified: None,
             rewrite: None,
             effects: Vec::new(),
             hits: 0,
@@ -228,6 +229,7 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let dirty_before = ctx.dirty;
     let effects_before = ctx.effects.len();
     ctx.rewrite = None;
+    ctx.modified = None;
     let skip = if spec.subcommands.is_empty() && engine.commands.parent[id] != id {
         2
     } else {
@@ -242,10 +244,19 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     };
     let changed = ctx.dirty > dirty_before;
     if changed && engine.watches.any() {
-        let mut pos = Vec::new();
-        spec.keys.positions(argv, &mut pos);
-        for i in pos {
-            engine.watches.touch(ctx.session.db, &argv[i]);
+        match ctx.modified.take() {
+            Some(keys) => {
+                for (db, key) in keys {
+                    engine.watches.touch(db, &key);
+                }
+            }
+            None => {
+                let mut pos = Vec::new();
+                spec.keys.positions(argv, &mut pos);
+                for i in pos {
+                    engine.watches.touch(ctx.session.db, &argv[i]);
+                }
+            }
         }
     }
     // Keys that expired on access are deleted; log those before the command.

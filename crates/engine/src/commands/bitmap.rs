@@ -278,6 +278,9 @@ fn bitop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let result = bits::bitop(op, &views);
     let len = result.len();
     let now = ctx.now_ms();
+    // Only the destination changes; the sources' watchers stay valid.
+    let db = ctx.db();
+    ctx.modified(db, dest);
     let table = ctx.table(dest)?;
     if result.is_empty() {
         // An empty result deletes the destination, as Redis does.

@@ -765,9 +765,8 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Ok(Frame::Integer(0));
     }
     target.insert(dst, value, expires_at, now);
-    if dst_db != src_db {
-        ctx.engine.watches.touch(dst_db, dst);
-    }
+    // The source is only read: its watchers stay valid.
+    ctx.modified(dst_db, dst);
     ctx.dirty(1);
     Ok(Frame::Integer(1))
 }
@@ -800,7 +799,8 @@ fn move_key(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Ok(Frame::Integer(0));
     };
     ctx.table_in(dst_db, key)?.put_entry(entry, now);
-    ctx.engine.watches.touch(dst_db, key);
+    ctx.modified(src_db, key);
+    ctx.modified(dst_db, key);
     ctx.dirty(1);
     Ok(Frame::Integer(1))
 }
