@@ -13,9 +13,10 @@ use keel_resp::{Frame, Protocol};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// The Redis version Keel reports to clients (HELLO). Keel implements the 7.x
-/// command set including the 7.2 CLIENT SETINFO / NO-TOUCH additions.
-pub const REDIS_VERSION: &str = "7.2.0";
+/// The Redis version Keel reports to clients (HELLO and INFO alike): the release
+/// whose replies and errors Keel matches. Keel also accepts the 7.2 additions
+/// CLIENT SETINFO and NO-TOUCH, which clients send without checking the version.
+pub const REDIS_VERSION: &str = "7.0.15";
 
 pub(crate) static COMMANDS: &[&CommandSpec] =
     &[&PING, &ECHO, &HELLO, &AUTH, &SELECT, &QUIT, &RESET, &CLIENT];

@@ -217,7 +217,7 @@ fn info_server(ctx: &Ctx<'_>, out: &mut String) {
     let uptime = now_ms.saturating_sub(e.start_ms) / 1000;
     let hz = e.config.get_i64("hz").clamp(1, 500);
     out.push_str("# Server\r\n");
-    field!(out, "redis_version", "7.0.15");
+    field!(out, "redis_version", "{}", super::connection::REDIS_VERSION);
     field!(out, "keel_version", "{}", env!("CARGO_PKG_VERSION"));
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", "0");
