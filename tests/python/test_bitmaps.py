@@ -3,6 +3,8 @@
 import pytest
 import redis
 
+from conftest import make_list
+
 ARITY = "wrong number of arguments for '{}' command"
 NOT_INT = "value is not an integer or out of range"
 BAD_OFFSET = "bit offset is not an integer or out of range"
@@ -15,16 +17,6 @@ def err(r, *args):
     with pytest.raises(redis.ResponseError) as e:
         r.execute_command(*args)
     return str(e.value)
-
-
-def make_list(r, key):
-    """A key of another type, for WRONGTYPE checks; skipped until lists exist."""
-    try:
-        r.execute_command("RPUSH", key, "x")
-    except redis.ResponseError as e:
-        if "unknown command" in str(e):
-            pytest.skip("lists are not available in this build yet")
-        raise
 
 
 # SETBIT / GETBIT

@@ -231,30 +231,29 @@ def test_resp3_client_negotiates_and_gets_resp3_types(server):
         c.close()
 
 
+def drain(s):
+    """Read and drop whatever the server has sent, until it pauses."""
+    s.settimeout(0.5)
+    try:
+        while s.recv(65536):
+            pass
+    except socket.timeout:
+        pass
+    s.settimeout(5)
+
+
 def test_resp3_wire_format(server):
     s = raw(server)
     try:
         s.sendall(b"HELLO 3\r\n")
         # HELLO replies with a map of seven fields in RESP3.
         expect(s, b"%7\r\n$6\r\nserver\r\n")
-        s.settimeout(0.5)
-        try:
-            while s.recv(65536):
-                pass
-        except socket.timeout:
-            pass
-        s.settimeout(5)
+        drain(s)
         s.sendall(b"GET missing-key\r\n")
         expect(s, b"_\r\n")
         s.sendall(b"HELLO 2\r\n")
         expect(s, b"*14\r\n")
-        s.settimeout(0.5)
-        try:
-            while s.recv(65536):
-                pass
-        except socket.timeout:
-            pass
-        s.settimeout(5)
+        drain(s)
         s.sendall(b"GET missing-key\r\n")
         expect(s, b"$-1\r\n")
         s.sendall(b"HELLO 4\r\n")

@@ -5,6 +5,8 @@ import time
 import pytest
 import redis
 
+from conftest import make_list
+
 ARITY = "wrong number of arguments for '{}' command"
 NOT_INT = "value is not an integer or out of range"
 NOT_FLOAT = "value is not a valid float"
@@ -28,16 +30,6 @@ def raw(r, *args):
         return reply
     finally:
         r.connection_pool.release(conn)
-
-
-def make_list(r, key):
-    """A key of another type, for WRONGTYPE checks; skipped until lists exist."""
-    try:
-        r.execute_command("RPUSH", key, "x")
-    except redis.ResponseError as e:
-        if "unknown command" in str(e):
-            pytest.skip("lists are not available in this build yet")
-        raise
 
 
 # SETNX / SETEX / PSETEX / GETSET
