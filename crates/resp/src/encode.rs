@@ -115,6 +115,14 @@ fn strip_zeros(s: &str) -> &str {
     }
 }
 
+/// Append a command as clients send it: a multibulk of bulk strings.
+pub fn encode_command<A: AsRef<[u8]>>(args: &[A], out: &mut BytesMut) {
+    put_int_line(out, b'*', args.len() as i64);
+    for a in args {
+        put_bulk(out, a.as_ref());
+    }
+}
+
 /// Append the wire form of `frame` for `proto` to `out`.
 pub fn encode(frame: &Frame, proto: Protocol, out: &mut BytesMut) {
     let r3 = proto == Protocol::Resp3;
@@ -232,6 +240,13 @@ mod tests {
             b"+x y\r\n"
         );
         assert_eq!(enc(&Frame::ok(), Protocol::Resp2), b"+OK\r\n");
+    }
+
+    #[test]
+    fn commands_are_multibulks() {
+        let mut out = BytesMut::new();
+        encode_command(&["SET", "k", ""], &mut out);
+        assert_eq!(&out[..], b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
     }
 
     #[test]

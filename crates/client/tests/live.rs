@@ -1,0 +1,279 @@
+//! keel-client against real servers: the keel-server binary from this workspace
+//! and Debian's redis-server, each started on a free loopback port.
+
+use keel_client::{Client, Error, Frame, Options};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn keel_binary() -> PathBuf {
+    if let Ok(p) = std::env::var("KEEL_SERVER") {
+        return PathBuf::from(p);
+    }
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    for profile in ["debug", "release"] {
+        let p = target.join(profile).join("keel-server");
+        if p.exists() {
+            return p;
+        }
+    }
+    panic!("keel-server is not built: run `cargo build --bin keel-server` (cargo test --workspace builds it)");
+}
+
+fn start(kind: &str, port: u16) -> Server {
+    let port_s = port.to_string();
+    let mut cmd = if kind == "keel" {
+        let mut c = Command::new(keel_binary());
+        c.args(["--port", &port_s, "--enable-debug-command", "yes"]);
+        c
+    } else {
+        let mut c = Command::new("redis-server");
+        c.args([
+            "--port",
+            &port_s,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--enable-debug-command",
+            "yes",
+        ]);
+        c
+    };
+    let child = cmd
+        .args(["--bind", "127.0.0.1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {kind} (make deps installs redis-server): {e}"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{kind} did not start listening");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Server { child, port }
+}
+
+fn url(port: u16) -> String {
+    format!("redis://127.0.0.1:{port}")
+}
+
+/// Ten thousand tasks share one client; each must get its own replies back.
+async fn ten_thousand_tasks(port: u16) {
+    let client = Client::connect(&url(port)).await.expect("connect");
+    client.flushall().await.expect("flushall");
+    let mut tasks = Vec::new();
+    for i in 0..10_000u32 {
+        let c = client.clone();
+        tasks.push(tokio::spawn(async move {
+            let key = format!("task:{i}");
+            for n in 1..=3i64 {
+                assert_eq!(c.incr(&key).await.expect("incr"), n);
+            }
+            let own = format!("value-{i}");
+            c.set(format!("v:{i}"), &own).await.expect("set");
+            assert_eq!(
+                c.get(format!("v:{i}")).await.expect("get").as_deref(),
+                Some(own.as_bytes())
+            );
+        }));
+    }
+    for t in tasks {
+        t.await.expect("task finished");
+    }
+    assert_eq!(client.dbsize().await.expect("dbsize"), 20_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_tasks_keel() {
+    let s = start("keel", free_port());
+    ten_thousand_tasks(s.port).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_tasks_redis() {
+    let s = start("redis", free_port());
+    ten_thousand_tasks(s.port).await;
+}
+
+async fn resp3_and_errors(port: u16) {
+    let c3 = Client::connect(&format!("{}?protocol=3", url(port)))
+        .await
+        .expect("connect resp3");
+    c3.set("k", "v").await.expect("set");
+    assert_eq!(c3.cmd(&["GET", "missing"]).await.expect("get"), Frame::Null);
+    match c3.cmd(&["HELLO"]).await.expect("hello") {
+        Frame::Map(fields) => assert!(fields
+            .iter()
+            .any(|(k, v)| k == &Frame::bulk("proto") && v == &Frame::Integer(3))),
+        other => panic!("HELLO in RESP3 should be a map, got {other:?}"),
+    }
+    let c2 = Client::connect(&url(port)).await.expect("connect resp2");
+    assert_eq!(c2.cmd(&["GET", "missing"]).await.expect("get"), Frame::Null);
+    match c2.cmd(&["INCR", "k"]).await {
+        Err(Error::Server(text)) => assert_eq!(text, "ERR value is not an integer or out of range"),
+        other => panic!("expected a server error, got {other:?}"),
+    }
+    // The stream is still in step after an error reply.
+    assert_eq!(c2.get("k").await.expect("get").as_deref(), Some(&b"v"[..]));
+}
+
+#[tokio::test]
+async fn resp3_and_errors_keel() {
+    let s = start("keel", free_port());
+    resp3_and_errors(s.port).await;
+}
+
+#[tokio::test]
+async fn resp3_and_errors_redis() {
+    let s = start("redis", free_port());
+    resp3_and_errors(s.port).await;
+}
+
+async fn timeout_keeps_stream_in_step(port: u16) {
+    let options = Options {
+        timeout: Some(Duration::from_millis(100)),
+        ..Options::default()
+    };
+    let c = Client::connect_with(&url(port), options)
+        .await
+        .expect("connect");
+    c.set("k", "v").await.expect("set");
+    // The server is busy for 300 ms: this request times out, and its reply,
+    // arriving later, must be discarded rather than handed to the next caller.
+    match c.cmd(&["DEBUG", "SLEEP", "0.3"]).await {
+        Err(Error::Timeout(_)) => {}
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    for _ in 0..50 {
+        assert_eq!(c.get("k").await.expect("get").as_deref(), Some(&b"v"[..]));
+    }
+}
+
+#[tokio::test]
+async fn timeout_keeps_stream_in_step_keel() {
+    let s = start("keel", free_port());
+    timeout_keeps_stream_in_step(s.port).await;
+}
+
+#[tokio::test]
+async fn timeout_keeps_stream_in_step_redis() {
+    let s = start("redis", free_port());
+    timeout_keeps_stream_in_step(s.port).await;
+}
+
+async fn restart_mid_load(kind: &str) {
+    let port = free_port();
+    let server = start(kind, port);
+    let c = Client::connect(&url(port)).await.expect("connect");
+    c.set("k", "v").await.expect("set");
+    let load: Vec<_> = (0..200)
+        .map(|i| {
+            let c = c.clone();
+            tokio::spawn(async move {
+                let mut failed = 0;
+                for _ in 0..50 {
+                    if c.incr(format!("n{i}")).await.is_err() {
+                        failed += 1;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                failed
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    drop(server);
+    // In-flight and new requests fail with a clear error instead of hanging.
+    match tokio::time::timeout(Duration::from_secs(5), c.get("k")).await {
+        Ok(Err(Error::Disconnected(_) | Error::Connect { .. })) => {}
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    let _server = start(kind, port);
+    let mut failures = 0;
+    for t in load {
+        failures += tokio::time::timeout(Duration::from_secs(20), t)
+            .await
+            .expect("no hang")
+            .expect("task");
+    }
+    assert!(failures > 0, "the restart should have failed some requests");
+    c.set("after", "restart").await.expect("reconnected");
+    assert_eq!(
+        c.get("after").await.expect("get").as_deref(),
+        Some(&b"restart"[..])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_mid_load_keel() {
+    restart_mid_load("keel").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_mid_load_redis() {
+    restart_mid_load("redis").await;
+}
+
+#[tokio::test]
+async fn pipeline_and_transaction_keel() {
+    let s = start("keel", free_port());
+    let c = Client::connect(&url(s.port)).await.expect("connect");
+    let mut p = c.pipeline();
+    p.add(&["SET", "a", "1"])
+        .add(&["INCR", "a"])
+        .add(&["GET", "a"]);
+    let replies: Vec<Frame> = p
+        .execute()
+        .await
+        .expect("pipeline")
+        .into_iter()
+        .map(|r| r.expect("reply"))
+        .collect();
+    assert_eq!(
+        replies,
+        vec![Frame::ok(), Frame::Integer(2), Frame::bulk("2")]
+    );
+    let mut t = c.transaction();
+    t.add(&["INCR", "a"]).add(&["INCR", "a"]);
+    let replies = t.execute().await.expect("transaction");
+    assert_eq!(replies, vec![Ok(Frame::Integer(3)), Ok(Frame::Integer(4))]);
+    let mut bad = c.transaction();
+    bad.add(&["GET"]);
+    match bad.execute().await {
+        Err(Error::Server(text)) => {
+            assert!(text.starts_with("ERR wrong number of arguments"), "{text}")
+        }
+        other => panic!("expected the queued error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn refused_connection_is_a_clear_error() {
+    let port = free_port();
+    match Client::connect(&url(port)).await {
+        Err(Error::Connect { addr, .. }) => assert_eq!(addr, format!("127.0.0.1:{port}")),
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
