@@ -3,7 +3,7 @@
 //! when a request finds it broken.
 
 use crate::error::{Error, Result};
-use crate::mux::{Job, Mux};
+use crate::mux::{Job, Mux, Slots};
 use crate::url::{self, ConnectInfo};
 use bytes::{Bytes, BytesMut};
 use keel_resp::{encode_command, parse_frame, Frame};
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{oneshot, Mutex, RwLock};
+use tokio::sync::{oneshot, Mutex};
 
 /// Settings beyond the URL.
 #[derive(Debug, Clone)]
@@ -23,6 +23,9 @@ pub struct Options {
     /// Reconnection attempts before a request fails, doubling the wait each time.
     pub reconnect_attempts: u32,
     pub reconnect_backoff: Duration,
+    /// Multiplexed connections to spread requests over (round robin), for
+    /// servers that serve connections on several cores.
+    pub connections: usize,
 }
 
 impl Default for Options {
@@ -32,6 +35,7 @@ impl Default for Options {
             queue_len: 64 * 1024,
             reconnect_attempts: 5,
             reconnect_backoff: Duration::from_millis(20),
+            connections: 1,
         }
     }
 }
@@ -39,7 +43,14 @@ impl Default for Options {
 struct Shared {
     info: ConnectInfo,
     options: Options,
-    mux: RwLock<Mux>,
+    conns: Vec<Conn>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+/// One pooled connection.
+struct Conn {
+    /// The live connection; a plain lock, held only to clone or replace it.
+    mux: std::sync::RwLock<Mux>,
     reconnecting: Mutex<()>,
 }
 
@@ -127,27 +138,53 @@ impl Client {
 
     pub async fn connect_with(url: &str, options: Options) -> Result<Client> {
         let info = url::parse(url)?;
-        let mux = open(&info, &options).await?;
+        let mut conns = Vec::with_capacity(options.connections.max(1));
+        for _ in 0..options.connections.max(1) {
+            let mux = open(&info, &options).await?;
+            conns.push(Conn {
+                mux: std::sync::RwLock::new(mux),
+                reconnecting: Mutex::new(()),
+            });
+        }
         Ok(Client {
             shared: Arc::new(Shared {
                 info,
                 options,
-                mux: RwLock::new(mux),
-                reconnecting: Mutex::new(()),
+                conns,
+                next: std::sync::atomic::AtomicUsize::new(0),
             }),
         })
     }
 
-    /// The current connection, reopened (with backoff) if it has broken.
+    /// The pooled connection the next request uses (round robin).
+    fn pick(&self) -> &Conn {
+        let conns = &self.shared.conns;
+        let i = if conns.len() == 1 {
+            0
+        } else {
+            self.shared
+                .next
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                % conns.len()
+        };
+        &conns[i]
+    }
+
+    /// A live connection, reopened (with backoff) if it has broken.
     async fn mux(&self) -> Result<Mux> {
-        let current = self.shared.mux.read().await.clone();
-        if !current.is_closed() {
-            return Ok(current);
+        let conn = self.pick();
+        let current = || match conn.mux.read() {
+            Ok(m) => m.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let live = current();
+        if !live.is_closed() {
+            return Ok(live);
         }
-        let _one_at_a_time = self.shared.reconnecting.lock().await;
-        let current = self.shared.mux.read().await.clone();
-        if !current.is_closed() {
-            return Ok(current);
+        let _one_at_a_time = conn.reconnecting.lock().await;
+        let live = current();
+        if !live.is_closed() {
+            return Ok(live);
         }
         let o = &self.shared.options;
         let mut wait = o.reconnect_backoff;
@@ -155,7 +192,10 @@ impl Client {
         for _ in 0..o.reconnect_attempts.max(1) {
             match open(&self.shared.info, o).await {
                 Ok(m) => {
-                    *self.shared.mux.write().await = m.clone();
+                    match conn.mux.write() {
+                        Ok(mut slot) => *slot = m.clone(),
+                        Err(poisoned) => *poisoned.into_inner() = m.clone(),
+                    }
                     return Ok(m);
                 }
                 Err(e) => last = Some(e),
@@ -164,6 +204,36 @@ impl Client {
             wait = (wait * 2).min(Duration::from_secs(2));
         }
         Err(last.unwrap_or_else(|| Error::Disconnected("could not reconnect".into())))
+    }
+
+    /// Queue one encoded command and wait for its reply.
+    async fn submit_one(&self, bytes: Bytes) -> Result<Frame> {
+        let (tx, rx) = oneshot::channel();
+        let mux = self.mux().await?;
+        if mux
+            .send(Job {
+                bytes,
+                slots: Slots::One(tx),
+            })
+            .await
+            .is_err()
+        {
+            return Err(Error::Disconnected(
+                "connection closed before the request was sent".into(),
+            ));
+        }
+        let reply = async {
+            rx.await
+                .unwrap_or_else(|_| Err(Error::Disconnected("reply slot dropped".into())))
+        };
+        match self.shared.options.timeout {
+            // On timeout the receiver is dropped; the reply is discarded when it
+            // arrives, keeping the stream in step.
+            Some(t) => tokio::time::timeout(t, reply)
+                .await
+                .map_err(|_| Error::Timeout(t))?,
+            None => reply.await,
+        }
     }
 
     /// Queue encoded requests expecting `replies` replies, and wait for them.
@@ -176,7 +246,14 @@ impl Client {
             receivers.push(rx);
         }
         let mux = self.mux().await?;
-        if mux.send(Job { bytes, slots }).await.is_err() {
+        if mux
+            .send(Job {
+                bytes,
+                slots: Slots::Many(slots),
+            })
+            .await
+            .is_err()
+        {
             return Err(Error::Disconnected(
                 "connection closed before the request was sent".into(),
             ));
@@ -192,8 +269,6 @@ impl Client {
             out
         };
         match self.shared.options.timeout {
-            // On timeout the receivers are dropped; the replies are discarded
-            // when they arrive, keeping the stream in step.
             Some(t) => tokio::time::timeout(t, wait_all)
                 .await
                 .map_err(|_| Error::Timeout(t)),
@@ -203,12 +278,12 @@ impl Client {
 
     /// Run any command; server error replies become `Error::Server`.
     pub async fn cmd<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Frame> {
-        let mut buf = BytesMut::new();
+        // Sized up front: growing the buffer while encoding cost more than the
+        // rest of the request path.
+        let size = 16 + args.iter().map(|a| a.as_ref().len() + 16).sum::<usize>();
+        let mut buf = BytesMut::with_capacity(size);
         encode_command(args, &mut buf);
-        let mut replies = self.submit(buf.freeze(), 1).await?;
-        replies
-            .pop()
-            .unwrap_or_else(|| Err(Error::Protocol("no reply".into())))
+        self.submit_one(buf.freeze()).await
     }
 
     /// An explicit pipeline: commands sent together, replies in order.

@@ -19,11 +19,30 @@ use tokio::sync::{mpsc, oneshot};
 /// Where one request's reply goes.
 pub(crate) type ReplySlot = oneshot::Sender<Result<Frame>>;
 
-/// A request on the queue: its encoded bytes and how many replies it expects
-/// (more than one for an explicit pipeline), each with its own slot.
+/// A request on the queue: its encoded bytes and the slots of the replies it
+/// expects (one for a command, several for an explicit pipeline).
 pub(crate) struct Job {
     pub bytes: Bytes,
-    pub slots: Vec<ReplySlot>,
+    pub slots: Slots,
+}
+
+/// One slot without a vector for the common single command.
+pub(crate) enum Slots {
+    One(ReplySlot),
+    Many(Vec<ReplySlot>),
+}
+
+impl IntoIterator for Slots {
+    type Item = ReplySlot;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<ReplySlot>, std::vec::IntoIter<ReplySlot>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            Slots::One(s) => Some(s).into_iter().chain(Vec::new()),
+            Slots::Many(v) => None.into_iter().chain(v),
+        }
+    }
 }
 
 /// The sending side of a running connection.

@@ -277,3 +277,36 @@ async fn refused_connection_is_a_clear_error() {
         other => panic!("expected a connect error, got {other:?}"),
     }
 }
+
+/// A pool spreads requests over several connections (CLIENT LIST shows them)
+/// and every task still gets its own replies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_of_connections_keel() {
+    let s = start("keel", free_port());
+    let options = Options {
+        connections: 4,
+        ..Options::default()
+    };
+    let c = Client::connect_with(&url(s.port), options)
+        .await
+        .expect("connect");
+    let tasks: Vec<_> = (0..1000)
+        .map(|i| {
+            let c = c.clone();
+            tokio::spawn(async move {
+                c.set(format!("p{i}"), format!("{i}")).await.expect("set");
+                assert_eq!(
+                    c.get(format!("p{i}")).await.expect("get"),
+                    Some(bytes::Bytes::from(format!("{i}")))
+                );
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let Frame::Bulk(list) = c.cmd(&["CLIENT", "LIST"]).await.expect("client list") else {
+        panic!("CLIENT LIST should be a bulk string")
+    };
+    assert_eq!(String::from_utf8_lossy(&list).lines().count(), 4);
+}
