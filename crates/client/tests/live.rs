@@ -26,6 +26,26 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// A free port outside the kernel's ephemeral range, for a server that is
+/// stopped and started again on the same port: `free_port` (bind to port 0)
+/// in a test running alongside could otherwise be handed the port while it is
+/// briefly unused, and a reconnect would reach that test's listener.
+fn stable_port() -> u16 {
+    let seed = std::process::id() as u64
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos() as u64)
+            .unwrap_or(0);
+    for i in 0..1000u64 {
+        let port =
+            20_000 + ((seed.wrapping_mul(2_654_435_761).wrapping_add(i * 7919)) % 10_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in 20000-29999");
+}
+
 fn keel_binary() -> PathBuf {
     if let Ok(p) = std::env::var("KEEL_SERVER") {
         return PathBuf::from(p);
@@ -184,9 +204,16 @@ async fn timeout_keeps_stream_in_step_redis() {
 }
 
 async fn restart_mid_load(kind: &str) {
-    let port = free_port();
+    let port = stable_port();
     let server = start(kind, port);
-    let c = Client::connect(&url(port)).await.expect("connect");
+    // A timeout as a backstop: whatever happens, no request may hang.
+    let options = Options {
+        timeout: Some(Duration::from_secs(3)),
+        ..Options::default()
+    };
+    let c = Client::connect_with(&url(port), options)
+        .await
+        .expect("connect");
     c.set("k", "v").await.expect("set");
     let load: Vec<_> = (0..200)
         .map(|i| {
