@@ -51,7 +51,12 @@ struct Shared {
 struct Conn {
     /// The live connection; a plain lock, held only to clone or replace it.
     mux: std::sync::RwLock<Mux>,
+    /// Held while reconnecting, so one caller reconnects and the rest wait.
     reconnecting: Mutex<()>,
+    /// Failed reconnection rounds so far, with the last error: a caller that
+    /// waited while a round failed reports that failure instead of starting a
+    /// round of its own (otherwise every waiting caller retried in turn).
+    failures: std::sync::Mutex<(u64, Option<Error>)>,
 }
 
 #[derive(Clone)]
@@ -144,6 +149,7 @@ impl Client {
             conns.push(Conn {
                 mux: std::sync::RwLock::new(mux),
                 reconnecting: Mutex::new(()),
+                failures: std::sync::Mutex::new((0, None)),
             });
         }
         Ok(Client {
@@ -181,10 +187,21 @@ impl Client {
         if !live.is_closed() {
             return Ok(live);
         }
+        let failures = || match conn.failures.lock() {
+            Ok(f) => f.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        let failed_before = failures().0;
         let _one_at_a_time = conn.reconnecting.lock().await;
         let live = current();
         if !live.is_closed() {
             return Ok(live);
+        }
+        let (failed_now, last_error) = failures();
+        if failed_now != failed_before {
+            return Err(
+                last_error.unwrap_or_else(|| Error::Disconnected("reconnection failed".into()))
+            );
         }
         let o = &self.shared.options;
         let mut wait = o.reconnect_backoff;
@@ -203,36 +220,42 @@ impl Client {
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(2));
         }
-        Err(last.unwrap_or_else(|| Error::Disconnected("could not reconnect".into())))
+        let err = last.unwrap_or_else(|| Error::Disconnected("could not reconnect".into()));
+        match conn.failures.lock() {
+            Ok(mut f) => *f = (f.0 + 1, Some(err.clone())),
+            Err(poisoned) => {
+                let mut f = poisoned.into_inner();
+                *f = (f.0 + 1, Some(err.clone()));
+            }
+        }
+        Err(err)
     }
 
     /// Queue one encoded command and wait for its reply.
     async fn submit_one(&self, bytes: Bytes) -> Result<Frame> {
-        let (tx, rx) = oneshot::channel();
-        let mux = self.mux().await?;
-        if mux
-            .send(Job {
+        let request = async {
+            let (tx, rx) = oneshot::channel();
+            let mux = self.mux().await?;
+            let job = Job {
                 bytes,
                 slots: Slots::One(tx),
-            })
-            .await
-            .is_err()
-        {
-            return Err(Error::Disconnected(
-                "connection closed before the request was sent".into(),
-            ));
-        }
-        let reply = async {
+            };
+            if mux.send(job).await.is_err() {
+                return Err(Error::Disconnected(
+                    "connection closed before the request was sent".into(),
+                ));
+            }
             rx.await
                 .unwrap_or_else(|_| Err(Error::Disconnected("reply slot dropped".into())))
         };
         match self.shared.options.timeout {
-            // On timeout the receiver is dropped; the reply is discarded when it
-            // arrives, keeping the stream in step.
-            Some(t) => tokio::time::timeout(t, reply)
+            // The timeout covers reconnecting and queueing too. When it fires the
+            // receiver is dropped; the reply is discarded when it arrives,
+            // keeping the stream in step.
+            Some(t) => tokio::time::timeout(t, request)
                 .await
                 .map_err(|_| Error::Timeout(t))?,
-            None => reply.await,
+            None => request.await,
         }
     }
 

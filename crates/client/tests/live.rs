@@ -337,3 +337,74 @@ async fn pool_of_connections_keel() {
     };
     assert_eq!(String::from_utf8_lossy(&list).lines().count(), 4);
 }
+
+/// The typed methods of the other families, against redis-server (Keel serves
+/// them from the issues that add those families).
+async fn families(c: &Client) {
+    assert_eq!(
+        c.hset(b"h", &[(b"f1", b"a"), (b"f2", b"b")])
+            .await
+            .expect("hset"),
+        2
+    );
+    assert_eq!(
+        c.hget(b"h", b"f1").await.expect("hget").as_deref(),
+        Some(&b"a"[..])
+    );
+    let mut all = c.hgetall(b"h").await.expect("hgetall");
+    all.sort();
+    assert_eq!(
+        all,
+        vec![
+            (bytes::Bytes::from("f1"), bytes::Bytes::from("a")),
+            (bytes::Bytes::from("f2"), bytes::Bytes::from("b"))
+        ]
+    );
+    assert_eq!(c.hdel(b"h", &[b"f1", b"zz"]).await.expect("hdel"), 1);
+    assert_eq!(c.sadd(b"s", &[b"x", b"y", b"x"]).await.expect("sadd"), 2);
+    assert!(c.sismember(b"s", b"y").await.expect("sismember"));
+    assert_eq!(c.smembers(b"s").await.expect("smembers").len(), 2);
+    assert_eq!(c.srem(b"s", &[b"x"]).await.expect("srem"), 1);
+    assert_eq!(c.rpush(b"l", &[b"a", b"b"]).await.expect("rpush"), 2);
+    assert_eq!(c.lpush(b"l", &[b"z"]).await.expect("lpush"), 3);
+    assert_eq!(
+        c.lrange(b"l", 0, -1).await.expect("lrange"),
+        vec!["z", "a", "b"]
+    );
+    assert_eq!(
+        c.lpop(b"l").await.expect("lpop").as_deref(),
+        Some(&b"z"[..])
+    );
+    assert_eq!(
+        c.rpop(b"l").await.expect("rpop").as_deref(),
+        Some(&b"b"[..])
+    );
+    assert_eq!(c.llen(b"l").await.expect("llen"), 1);
+    assert_eq!(
+        c.zadd(b"z", &[(2.5, b"b"), (1.0, b"a")])
+            .await
+            .expect("zadd"),
+        2
+    );
+    assert_eq!(c.zscore(b"z", b"b").await.expect("zscore"), Some(2.5));
+    assert_eq!(c.zscore(b"z", b"nope").await.expect("zscore"), None);
+    assert_eq!(c.zrange(b"z", 0, -1).await.expect("zrange"), vec!["a", "b"]);
+    assert_eq!(c.zrem(b"z", &[b"a"]).await.expect("zrem"), 1);
+    // Without the Bloom module, BF.* is an unknown command: a clear server error.
+    match c.bf_add(b"bf", b"item").await {
+        Err(Error::Server(text)) => assert!(text.contains("unknown command"), "{text}"),
+        other => panic!("expected an unknown-command error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn family_methods_redis_resp2_and_resp3() {
+    let s = start("redis", free_port());
+    let c2 = Client::connect(&url(s.port)).await.expect("connect");
+    families(&c2).await;
+    c2.flushall().await.expect("flushall");
+    let c3 = Client::connect(&format!("{}?protocol=3", url(s.port)))
+        .await
+        .expect("connect resp3");
+    families(&c3).await;
+}
