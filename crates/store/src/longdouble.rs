@@ -121,38 +121,7 @@ fn parse_decimal(s: &[u8]) -> Option<LongDouble> {
     if !seen_digit {
         return None;
     }
-    let mut e10: i64 = 0;
-    if let Some(&c) = s.get(i) {
-        if c | 0x20 != b'e' {
-            return None;
-        }
-        i += 1;
-        let eneg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let start = i;
-        while let Some(&c) = s.get(i) {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            e10 = (e10 * 10 + i64::from(c - b'0')).min(1_000_000);
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-        if eneg {
-            e10 = -e10;
-        }
-    }
+    let e10 = exponent(s.get(i..)?, b'e')?;
     if n.is_zero() {
         return Some(LongDouble::ZERO);
     }
@@ -219,40 +188,35 @@ fn parse_hex(s: &[u8]) -> Option<LongDouble> {
     if !seen_digit {
         return None;
     }
-    if let Some(&c) = s.get(i) {
-        if c | 0x20 != b'p' {
-            return None;
-        }
-        i += 1;
-        let eneg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let start = i;
-        let mut p: i64 = 0;
-        while let Some(&c) = s.get(i) {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            p = (p * 10 + i64::from(c - b'0')).min(1_000_000);
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-        e2 += if eneg { -p } else { p };
-    }
+    e2 += exponent(s.get(i..)?, b'p')?;
     if n.is_zero() {
         return Some(LongDouble::ZERO);
     }
     round_big(&n, e2, false).in_range()
+}
+
+/// The exponent that ends a number: nothing (0), or `marker` (either case), an
+/// optional sign and at least one digit, which must run to the end. Its size is
+/// capped, which is enough to overflow or underflow any long double.
+fn exponent(rest: &[u8], marker: u8) -> Option<i64> {
+    let Some((&m, rest)) = rest.split_first() else {
+        return Some(0);
+    };
+    if m | 0x20 != marker {
+        return None;
+    }
+    let (neg, digits) = match rest.split_first() {
+        Some((b'-', d)) => (true, d),
+        Some((b'+', d)) => (false, d),
+        _ => (false, rest),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0i64, |n, &c| (n * 10 + i64::from(c - b'0')).min(1_000_000));
+    Some(if neg { -n } else { n })
 }
 
 /// Round `b * 2^exp2` (plus a non-zero tail below `b` when `sticky`) to a 64-bit
