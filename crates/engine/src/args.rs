@@ -93,6 +93,19 @@ pub fn parse_i64(a: &[u8]) -> Result<i64, CmdError> {
     num::parse_i64(a).ok_or(CmdError::NotInteger)
 }
 
+/// A database number (SELECT, COPY ... DB, MOVE): parsed as a C int first, as
+/// Redis does, then checked against the number of databases.
+pub fn parse_db_index(a: &[u8], databases: usize) -> Result<usize, CmdError> {
+    let n = parse_i64(a)?;
+    let n = i32::try_from(n).map_err(|_| {
+        CmdError::err("value is out of range, value must between -2147483648 and 2147483647")
+    })?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&d| d < databases)
+        .ok_or(CmdError::DbIndexOutOfRange)
+}
+
 pub fn parse_f64(a: &[u8]) -> Result<f64, CmdError> {
     num::parse_f64(a).ok_or(CmdError::NotFloat)
 }

@@ -228,17 +228,8 @@ pub(crate) const SELECT: CommandSpec = CommandSpec {
 };
 
 fn select(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let db = args.next_i64()?;
-    // Redis parses the index as a C int before range-checking it.
-    if i32::try_from(db).is_err() {
-        return Err(CmdError::err(
-            "value is out of range, value must between -2147483648 and 2147483647",
-        ));
-    }
-    if db < 0 || db as u64 >= ctx.engine.databases() as u64 {
-        return Err(CmdError::DbIndexOutOfRange);
-    }
-    ctx.session.set_db(db as usize);
+    let db = crate::args::parse_db_index(args.next_arg()?, ctx.engine.databases())?;
+    ctx.session.set_db(db);
     Ok(Frame::ok())
 }
 

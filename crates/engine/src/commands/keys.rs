@@ -704,16 +704,9 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError>
     }
 }
 
-/// A database number argument of COPY and MOVE, checked against `databases`.
+/// A database number argument of COPY and MOVE.
 fn db_index(ctx: &Ctx<'_>, raw: &[u8]) -> Result<usize, CmdError> {
-    let n = parse_i64(raw)?;
-    let n = i32::try_from(n).map_err(|_| {
-        CmdError::err("value is out of range, value must between -2147483648 and 2147483647")
-    })?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&d| d < ctx.engine.keyspace.databases())
-        .ok_or(CmdError::DbIndexOutOfRange)
+    crate::args::parse_db_index(raw, ctx.engine.keyspace.databases())
 }
 
 fn same_object() -> CmdError {

@@ -73,6 +73,18 @@ fn get(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     Ok(found.map_or(Frame::Null, Frame::Bulk))
 }
 
+/// SET's and GETEX's timed options: (name, ms per unit, absolute time).
+fn timed_option(opt: &[u8]) -> Option<(&'static str, i64, bool)> {
+    [
+        ("EX", 1000, false),
+        ("PX", 1, false),
+        ("EXAT", 1000, true),
+        ("PXAT", 1, true),
+    ]
+    .into_iter()
+    .find(|(n, _, _)| is(opt, n))
+}
+
 pub(crate) const SET: CommandSpec = CommandSpec {
     name: "SET",
     group: Group::String,
@@ -152,15 +164,7 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut ttl_given: Option<&str> = None;
     let mut expiry = None;
     while let Some(opt) = args.next_opt() {
-        let timed = [
-            ("EX", 1000, false),
-            ("PX", 1, false),
-            ("EXAT", 1000, true),
-            ("PXAT", 1, true),
-        ]
-        .iter()
-        .find(|(n, _, _)| is(opt, n));
-        if let Some(&(name, unit, absolute)) = timed {
+        if let Some((name, unit, absolute)) = timed_option(opt) {
             // Redis lets an expiry option repeat (the last one wins) but not mix
             // with another kind.
             if ttl_given.is_some_and(|given| given != name) {
@@ -439,14 +443,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut given: Option<&str> = None;
     let mut expiry = None;
     while let Some(opt) = args.next_opt() {
-        let timed = [
-            ("EX", 1000, false),
-            ("PX", 1, false),
-            ("EXAT", 1000, true),
-            ("PXAT", 1, true),
-        ]
-        .into_iter()
-        .find(|(n, _, _)| is(opt, n));
+        let timed = timed_option(opt);
         // As in SET, an option may repeat but not mix with another kind.
         match timed {
             Some((name, unit, absolute)) if none_or_same(given, name) && !args.is_empty() => {
