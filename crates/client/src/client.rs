@@ -309,6 +309,13 @@ impl Client {
         self.submit_one(buf.freeze()).await
     }
 
+    /// Send one command already encoded as a RESP multibulk (a load generator
+    /// encodes once and skips building argument lists). The bytes must hold
+    /// exactly one command, or replies fall out of step.
+    pub async fn send_encoded(&self, command: Bytes) -> Result<Frame> {
+        self.submit_one(command).await
+    }
+
     /// An explicit pipeline: commands sent together, replies in order.
     pub fn pipeline(&self) -> Pipeline {
         Pipeline {

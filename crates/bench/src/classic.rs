@@ -1,0 +1,1 @@
+//! redis-benchmark's flags, test names and output.

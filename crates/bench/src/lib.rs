@@ -1,0 +1,19 @@
+//! keel-bench: one load tool for Keel, Redis or any RESP server.
+//!
+//! - `model`: what a run measured (targets, steps, outcomes), shared by every
+//!   mode and every report format.
+//! - `hist`: latency histograms (HDR, nanosecond resolution).
+//! - `load`: the load engine: connections, pipelining, closed and open loop.
+//! - `classic`: redis-benchmark's flags, test names and output.
+//! - `mixed`: memtier-like mixed workloads (ratios, key patterns, rates).
+//! - `scenario`: TOML scenario files, server processes, the seed scenarios.
+//! - `report`: the final table, JSON, self-contained HTML, live progress.
+
+pub mod classic;
+pub mod hist;
+pub mod load;
+pub mod mixed;
+pub mod model;
+pub mod report;
+pub mod rng;
+pub mod scenario;

@@ -1,0 +1,1 @@
+//! memtier-like mixed workloads.
