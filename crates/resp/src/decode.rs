@@ -31,6 +31,64 @@ pub fn parse_frame(buf: &Bytes) -> Result<Option<(Frame, usize)>, FrameError> {
     }
 }
 
+/// The length of the first complete frame in `buf`, without building it:
+/// `Ok(None)` when the frame is incomplete. A reader uses it to cut complete
+/// replies off its buffer and leave a partial one in place, so a large reply
+/// arriving over many reads is neither copied nor parsed again on each read.
+pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, FrameError> {
+    let mut pos = 0;
+    // Frames still to skip; arrays add their elements instead of recursing.
+    let mut pending: usize = 1;
+    while pending > 0 {
+        let Some(&t) = buf.get(pos) else {
+            return Ok(None);
+        };
+        pos += 1;
+        let Some(l) = line(buf, &mut pos) else {
+            return Ok(None);
+        };
+        pending -= 1;
+        match t {
+            b'+' | b'-' | b'_' | b'#' | b'(' => {}
+            b':' => {
+                int_of(l)?;
+            }
+            b',' => {
+                let s = std::str::from_utf8(l).map_err(|_| FrameError::BadDouble)?;
+                if !matches!(s, "inf" | "-inf") {
+                    s.parse::<f64>().map_err(|_| FrameError::BadDouble)?;
+                }
+            }
+            b'$' | b'=' | b'!' => {
+                let n = int_of(l)?;
+                if n >= 0 {
+                    let end = pos.saturating_add(n as usize);
+                    let Some(crlf) = buf.get(end..end.saturating_add(2)) else {
+                        return Ok(None);
+                    };
+                    if crlf != b"\r\n" {
+                        return Err(FrameError::MissingCrlf);
+                    }
+                    pos = end + 2;
+                }
+            }
+            b'*' | b'~' | b'>' | b'%' => {
+                let n = int_of(l)?;
+                if n > 0 {
+                    let n = if t == b'%' {
+                        (n as usize).saturating_mul(2)
+                    } else {
+                        n as usize
+                    };
+                    pending = pending.saturating_add(n);
+                }
+            }
+            other => return Err(FrameError::BadType(other)),
+        }
+    }
+    Ok(Some(pos))
+}
+
 fn line<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     let rest = buf.get(*pos..)?;
     let mut i = 0;
@@ -173,14 +231,20 @@ mod tests {
             prop_assert_eq!(used, bytes.len());
             // Doubles go through %.17g, which round-trips exactly.
             prop_assert_eq!(back, f);
+            prop_assert_eq!(frame_len(&bytes), Ok(Some(used)));
             for cut in 0..bytes.len() {
                 prop_assert_eq!(parse_frame(&bytes.slice(..cut)), Ok(None));
+                prop_assert_eq!(frame_len(&bytes[..cut]), Ok(None));
             }
         }
 
         #[test]
         fn never_panics(data in proptest::collection::vec(any::<u8>(), 0..128)) {
-            let _ = parse_frame(&Bytes::from(data));
+            let bytes = Bytes::from(data);
+            // Where the parser finds a whole frame, the skipper finds the same end.
+            if let Ok(Some((_, used))) = parse_frame(&bytes) {
+                prop_assert_eq!(frame_len(&bytes), Ok(Some(used)));
+            }
         }
     }
 }

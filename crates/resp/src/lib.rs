@@ -14,7 +14,7 @@ mod encode;
 mod frame;
 mod request;
 
-pub use decode::{parse_frame, FrameError};
+pub use decode::{frame_len, parse_frame, FrameError};
 pub use encode::{encode, encode_command, encode_double, Protocol};
 pub use frame::Frame;
 pub use request::{
