@@ -305,6 +305,39 @@ async fn refused_connection_is_a_clear_error() {
     }
 }
 
+/// Replies of many megabytes arrive over many reads, interleaved with small
+/// ones, and a queue of one request still serves 200 callers (backpressure).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_replies_and_backpressure_keel() {
+    let s = start("keel", free_port());
+    let options = Options {
+        queue_len: 1,
+        ..Options::default()
+    };
+    let c = Client::connect_with(&url(s.port), options)
+        .await
+        .expect("connect");
+    let big: Vec<u8> = (0..8 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    c.set("big", big.clone()).await.expect("set big");
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let c = c.clone();
+            let big = big.clone();
+            tokio::spawn(async move {
+                if i % 50 == 0 {
+                    let got = c.get("big").await.expect("get big").expect("present");
+                    assert!(got == big, "8 MiB value came back different");
+                } else {
+                    assert_eq!(c.incr(format!("n{i}")).await.expect("incr"), 1);
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+}
+
 /// A pool spreads requests over several connections (CLIENT LIST shows them)
 /// and every task still gets its own replies.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
