@@ -12,6 +12,7 @@ pub mod glob;
 pub mod keyspace;
 pub mod longdouble;
 pub mod num;
+pub mod packed;
 pub mod prefetch;
 pub mod value;
 
