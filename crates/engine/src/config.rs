@@ -155,6 +155,80 @@ pub static DIRECTIVES: &[Directive] = &[
         },
         true,
     ),
+    // When small collections leave their compact encodings (Redis 7.0's
+    // names; set-max-listpack-* are Redis 7.2's).
+    d(
+        "hash-max-listpack-entries",
+        "128",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "hash-max-listpack-value",
+        "64",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "set-max-intset-entries",
+        "512",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "set-max-listpack-entries",
+        "128",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "set-max-listpack-value",
+        "64",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "zset-max-listpack-entries",
+        "128",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "zset-max-listpack-value",
+        "64",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        true,
+    ),
+    d(
+        "list-max-listpack-size",
+        "-2",
+        Kind::Int {
+            min: i32::MIN as i64,
+            max: i32::MAX as i64,
+        },
+        true,
+    ),
     d(
         "client-query-buffer-limit",
         "1073741824",
@@ -290,6 +364,7 @@ pub struct Config {
     maxclients: AtomicI64,
     query_buffer_limit: AtomicI64,
     idle_timeout_s: AtomicI64,
+    compact: RwLock<keel_store::CompactLimits>,
 }
 
 impl Default for Config {
@@ -304,6 +379,7 @@ impl Default for Config {
             maxclients: AtomicI64::new(0),
             query_buffer_limit: AtomicI64::new(0),
             idle_timeout_s: AtomicI64::new(0),
+            compact: RwLock::new(keel_store::CompactLimits::default()),
         };
         c.refresh_hot();
         c
@@ -343,6 +419,22 @@ impl Config {
             .store(self.get_i64("maxclients"), Ordering::Relaxed);
         self.query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
+        let size = |name: &str| usize::try_from(self.get_i64(name)).unwrap_or(usize::MAX);
+        *self.compact.write() = keel_store::CompactLimits {
+            hash_entries: size("hash-max-listpack-entries"),
+            hash_value: size("hash-max-listpack-value"),
+            set_intset_entries: size("set-max-intset-entries"),
+            set_entries: size("set-max-listpack-entries"),
+            set_value: size("set-max-listpack-value"),
+            zset_entries: size("zset-max-listpack-entries"),
+            zset_value: size("zset-max-listpack-value"),
+            list_size: self.get_i64("list-max-listpack-size"),
+        };
+    }
+
+    /// The compact-encoding thresholds, as one copy.
+    pub fn compact_limits(&self) -> keel_store::CompactLimits {
+        *self.compact.read()
     }
 
     pub fn get(&self, name: &str) -> String {

@@ -85,6 +85,11 @@ impl<'a> Ctx<'a> {
         self.session.proto == Protocol::Resp3
     }
 
+    /// When small collections leave their compact encodings (CONFIG).
+    pub fn limits(&self) -> keel_store::CompactLimits {
+        self.engine.config.compact_limits()
+    }
+
     /// The table holding `key` in the selected database.
     pub fn table(&mut self, key: &[u8]) -> Result<&mut Table, CmdError> {
         let db = self.session.db;

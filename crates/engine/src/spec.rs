@@ -89,6 +89,10 @@ pub enum Group {
     String,
     Bitmap,
     Transactions,
+    Hash,
+    Set,
+    List,
+    SortedSet,
 }
 
 impl Group {
@@ -100,6 +104,10 @@ impl Group {
             Group::String => "string",
             Group::Bitmap => "bitmap",
             Group::Transactions => "transactions",
+            Group::Hash => "hash",
+            Group::Set => "set",
+            Group::List => "list",
+            Group::SortedSet => "sorted-set",
         }
     }
 
@@ -109,11 +117,13 @@ impl Group {
             Group::Generic => "@keyspace",
             Group::Transactions => "@transaction",
             Group::Server => "@admin",
-            other => match other.name() {
-                "connection" => "@connection",
-                "string" => "@string",
-                _ => "@bitmap",
-            },
+            Group::Connection => "@connection",
+            Group::String => "@string",
+            Group::Bitmap => "@bitmap",
+            Group::Hash => "@hash",
+            Group::Set => "@set",
+            Group::List => "@list",
+            Group::SortedSet => "@sortedset",
         }
     }
 }

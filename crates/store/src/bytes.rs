@@ -87,6 +87,19 @@ impl PartialEq for CompactBytes {
 }
 impl Eq for CompactBytes {}
 
+impl std::hash::Hash for CompactBytes {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Must agree with `Eq`, which compares the bytes whatever the form.
+        self.as_slice().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for CompactBytes {
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
 impl PartialOrd for CompactBytes {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))

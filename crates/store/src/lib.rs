@@ -9,13 +9,17 @@
 pub mod bits;
 pub mod bytes;
 pub mod glob;
+pub mod hash;
 pub mod keyspace;
+pub mod list;
 pub mod longdouble;
 pub mod num;
 pub mod packed;
 pub mod prefetch;
+pub mod set;
 pub mod value;
+pub mod zset;
 
 pub use crate::bytes::CompactBytes;
 pub use keyspace::{Entry, Keyspace, ScanCursor, Shard, Table};
-pub use value::{Value, ValueType};
+pub use value::{CompactLimits, Value, ValueType};

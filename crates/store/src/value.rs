@@ -1,31 +1,97 @@
 //! Values a key can hold. Each data type lives in its own module and is exposed here
-//! as one variant; this module knows only how to name and size them.
+//! as variants, one per encoding; this module knows only how to name and size them.
+//!
+//! Encodings are variants of `Value` itself rather than of a per-type enum:
+//! nested enums would need their own tag and grow `Value` (and every entry)
+//! from 24 to 32 bytes. A test keeps it at 24.
 
 use crate::bytes::CompactBytes;
+use crate::hash::HashTable;
+use crate::list::ListDeque;
+use crate::packed::Packed;
+use crate::set::SetTable;
+use crate::zset::ZSetIndex;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Str(CompactBytes),
+    /// Alternating fields and values.
+    HashPacked(Packed),
+    Hash(Box<HashTable>),
+    /// Integers in ascending order (Redis's intset).
+    SetInts(Packed),
+    SetPacked(Packed),
+    Set(Box<SetTable>),
+    ListPacked(Packed),
+    List(Box<ListDeque>),
+    /// Alternating members and scores, in (score, member) order.
+    ZSetPacked(Packed),
+    ZSet(Box<ZSetIndex>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValueType {
     String,
+    Hash,
+    Set,
+    List,
+    ZSet,
 }
 
 impl ValueType {
+    const ALL: [ValueType; 5] = [
+        ValueType::String,
+        ValueType::Hash,
+        ValueType::Set,
+        ValueType::List,
+        ValueType::ZSet,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ValueType::String => "string",
+            ValueType::Hash => "hash",
+            ValueType::Set => "set",
+            ValueType::List => "list",
+            ValueType::ZSet => "zset",
         }
     }
 
     pub fn from_name(name: &[u8]) -> Option<ValueType> {
-        if name.eq_ignore_ascii_case(b"string") {
-            Some(ValueType::String)
-        } else {
-            None
+        ValueType::ALL
+            .into_iter()
+            .find(|t| name.eq_ignore_ascii_case(t.name().as_bytes()))
+    }
+}
+
+/// When a small collection leaves its compact form: the `*-max-listpack-*`,
+/// `set-max-intset-entries` and `list-max-listpack-size` settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompactLimits {
+    pub hash_entries: usize,
+    pub hash_value: usize,
+    pub set_intset_entries: usize,
+    pub set_entries: usize,
+    pub set_value: usize,
+    pub zset_entries: usize,
+    pub zset_value: usize,
+    /// Positive: elements per node; -1 to -5: 4 KiB to 64 KiB per node.
+    pub list_size: i64,
+}
+
+impl Default for CompactLimits {
+    /// Redis's defaults.
+    fn default() -> Self {
+        CompactLimits {
+            hash_entries: 128,
+            hash_value: 64,
+            set_intset_entries: 512,
+            set_entries: 128,
+            set_value: 64,
+            zset_entries: 128,
+            zset_value: 64,
+            list_size: -2,
         }
     }
 }
@@ -39,18 +105,24 @@ impl Value {
     pub fn as_str(&self) -> Option<&CompactBytes> {
         match self {
             Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 
     pub fn as_str_mut(&mut self) -> Option<&mut CompactBytes> {
         match self {
             Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Str(_) => ValueType::String,
+            Value::HashPacked(_) | Value::Hash(_) => ValueType::Hash,
+            Value::SetInts(_) | Value::SetPacked(_) | Value::Set(_) => ValueType::Set,
+            Value::ListPacked(_) | Value::List(_) => ValueType::List,
+            Value::ZSetPacked(_) | Value::ZSet(_) => ValueType::ZSet,
         }
     }
 
@@ -71,6 +143,14 @@ impl Value {
                     "raw"
                 }
             }
+            Value::HashPacked(_)
+            | Value::SetPacked(_)
+            | Value::ListPacked(_)
+            | Value::ZSetPacked(_) => "listpack",
+            Value::SetInts(_) => "intset",
+            Value::Hash(_) | Value::Set(_) => "hashtable",
+            Value::List(_) => "quicklist",
+            Value::ZSet(_) => "skiplist",
         }
     }
 
@@ -86,8 +166,39 @@ impl Value {
 
     /// Heap bytes owned by the value beyond its inline part.
     pub fn heap_bytes(&self) -> usize {
+        let boxed = |inner: usize, own: usize| own + inner;
         match self {
             Value::Str(s) => s.heap_bytes(),
+            Value::HashPacked(p)
+            | Value::SetInts(p)
+            | Value::SetPacked(p)
+            | Value::ListPacked(p)
+            | Value::ZSetPacked(p) => p.heap_bytes(),
+            Value::Hash(h) => boxed(h.heap_bytes(), std::mem::size_of::<HashTable>()),
+            Value::Set(s) => boxed(s.heap_bytes(), std::mem::size_of::<SetTable>()),
+            Value::List(l) => boxed(l.heap_bytes(), std::mem::size_of::<ListDeque>()),
+            Value::ZSet(z) => boxed(z.heap_bytes(), std::mem::size_of::<ZSetIndex>()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_stays_24_bytes() {
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+    }
+
+    #[test]
+    fn type_names_round_trip() {
+        for t in ValueType::ALL {
+            assert_eq!(
+                ValueType::from_name(t.name().to_uppercase().as_bytes()),
+                Some(t)
+            );
+        }
+        assert_eq!(ValueType::from_name(b"stream"), None);
     }
 }

@@ -5,11 +5,15 @@ use crate::table::CommandTable;
 
 pub mod bitmap;
 pub mod connection;
+pub mod hashes;
 pub mod introspection;
 pub mod keys;
+pub mod lists;
 pub mod server;
+pub mod sets;
 pub mod strings;
 pub mod transactions;
+pub mod zsets;
 
 /// The full command table, built once per engine.
 pub fn table() -> CommandTable {
@@ -21,6 +25,10 @@ pub fn table() -> CommandTable {
         strings::COMMANDS,
         bitmap::COMMANDS,
         transactions::COMMANDS,
+        hashes::COMMANDS,
+        sets::COMMANDS,
+        lists::COMMANDS,
+        zsets::COMMANDS,
     ])
 }
 
