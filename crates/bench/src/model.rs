@@ -39,9 +39,13 @@ pub enum Outcome {
     Done(Box<Measure>),
     /// The target does not serve a command the step needs (e.g. BF.* on a
     /// server without Bloom filters); the run goes on.
-    Unsupported { reason: String },
+    Unsupported {
+        reason: String,
+    },
     /// The step could not run on this target (unreachable, aborted...).
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 /// What one step measured on one target.
@@ -107,7 +111,8 @@ impl Measure {
 
     fn per_request(&self, cpu: Option<Duration>) -> Option<Duration> {
         let n = self.ok + self.failed;
-        cpu.filter(|_| n > 0).map(|c| c / n.min(u32::MAX as u64) as u32)
+        cpu.filter(|_| n > 0)
+            .map(|c| c / n.min(u32::MAX as u64) as u32)
     }
 
     pub fn client_cpu_per_request(&self) -> Option<Duration> {

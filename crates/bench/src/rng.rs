@@ -100,6 +100,8 @@ mod tests {
             [8, 4, 4, 4, 12]
         );
         assert!(parts[2].starts_with('4'));
-        assert!(s.chars().all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(s
+            .chars()
+            .all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 }
