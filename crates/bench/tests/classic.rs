@@ -2,7 +2,6 @@
 //! keel-server and redis-server: quiet output, a two-target comparison with
 //! its table and JSON, failures counted and shown, an unreachable target.
 
-
 #![allow(clippy::unwrap_used)]
 use std::net::TcpListener;
 use std::path::PathBuf;
