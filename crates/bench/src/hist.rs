@@ -108,3 +108,104 @@ impl Serialize for Latency {
         st.end()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(v: u64) -> Duration {
+        Duration::from_micros(v)
+    }
+
+    /// Within HDR's 3-significant-digit resolution (0.1%, plus one unit).
+    fn close(got: Duration, want: Duration) -> bool {
+        let (g, w) = (got.as_nanos() as f64, want.as_nanos() as f64);
+        (g - w).abs() <= w * 0.001 + 1.0
+    }
+
+    #[test]
+    fn uniform_percentiles_are_the_order_statistics() {
+        let mut h = Latency::new();
+        for v in 1..=10_000u64 {
+            h.record(us(v));
+        }
+        assert_eq!(h.count(), 10_000);
+        for (p, want) in [
+            (50.0, 5_000),
+            (90.0, 9_000),
+            (99.0, 9_900),
+            (99.9, 9_990),
+            (100.0, 10_000),
+        ] {
+            assert!(
+                close(h.percentile(p), us(want)),
+                "p{p}: {:?}",
+                h.percentile(p)
+            );
+        }
+        assert!(close(h.min(), us(1)));
+        assert!(close(h.max(), us(10_000)));
+        assert!(close(h.mean(), Duration::from_nanos(5_000_500)));
+        // Standard deviation of 1..=N is sqrt((N^2 - 1) / 12).
+        let sd = ((10_000f64.powi(2) - 1.0) / 12.0).sqrt() * 1000.0;
+        assert!((h.stddev().as_nanos() as f64 - sd).abs() < sd * 0.002);
+    }
+
+    #[test]
+    fn a_bimodal_mix_splits_where_the_modes_do() {
+        let mut h = Latency::new();
+        for _ in 0..900 {
+            h.record(us(100));
+        }
+        for _ in 0..100 {
+            h.record(Duration::from_millis(50));
+        }
+        assert!(close(h.percentile(50.0), us(100)));
+        assert!(close(h.percentile(90.0), us(100)));
+        assert!(close(h.percentile(90.1), Duration::from_millis(50)));
+        assert!(close(h.percentile(99.0), Duration::from_millis(50)));
+        assert!(close(h.mean(), us(900 * 100 / 1000 + 5_000)));
+    }
+
+    #[test]
+    fn merging_equals_recording_everything_in_one() {
+        let mut all = Latency::new();
+        let mut parts = vec![Latency::new(), Latency::new(), Latency::new()];
+        let mut x = 12345u64;
+        for i in 0..30_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let d = Duration::from_nanos(500 + (x >> 40) % 5_000_000);
+            all.record(d);
+            parts[(i % 3) as usize].record(d);
+        }
+        let mut merged = Latency::new();
+        for p in &parts {
+            merged.merge(p);
+        }
+        assert_eq!(merged.count(), all.count());
+        for p in [0.0, 25.0, 50.0, 90.0, 99.0, 99.99, 100.0] {
+            assert_eq!(merged.percentile(p), all.percentile(p));
+        }
+        assert_eq!(merged.min(), all.min());
+        assert_eq!(merged.max(), all.max());
+        assert_eq!(merged.spectrum(), all.spectrum());
+    }
+
+    #[test]
+    fn the_spectrum_rises_to_the_maximum() {
+        let mut h = Latency::new();
+        for v in 1..=1000u64 {
+            h.record(us(v));
+        }
+        let s = h.spectrum();
+        assert_eq!(s.first().map(|p| p.0), Some(0.0));
+        assert_eq!(s.last().map(|p| p.0), Some(100.0));
+        assert!(s.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        assert!(close(s.last().unwrap().1, us(1000)));
+        let empty = Latency::new();
+        assert_eq!(empty.min(), Duration::ZERO);
+        assert_eq!(empty.count(), 0);
+    }
+}

@@ -1,7 +1,24 @@
 //! keel-bench command line: `keel-bench [redis-benchmark options] [command]`,
-//! the memtier-like options, or `keel-bench run scenarios/X.toml`.
+//! `keel-bench mixed [options]` (or any memtier-like option) and
+//! `keel-bench run scenarios/X.toml`. Errors end the process with status 1
+//! and one line on stderr.
 
-fn main() {
-    eprintln!("keel-bench: not built yet");
-    std::process::exit(2);
+use keel_bench::{classic, mixed, scenario};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => scenario::run_cli(&args[1..]),
+        Some("mixed") => mixed::run_cli(&args[1..]),
+        _ if mixed::wants(&args) => mixed::run_cli(&args),
+        _ => classic::run_cli(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("keel-bench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

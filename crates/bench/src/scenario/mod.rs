@@ -446,11 +446,9 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
     if !extra.is_empty() {
         println!("{extra}");
     }
-    println!("{}", summary(&run));
+    print!("{}", crate::report::table::render(&run));
     if let Some(p) = &cli.json {
-        let text = serde_json::to_string_pretty(&run)?;
-        std::fs::write(p, text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+        crate::report::json::write(&run, p)?;
     }
     if let Some(p) = &cli.html {
         crate::report::html::write(&run, p)?;
@@ -465,62 +463,6 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// A compact table of every step and target.
-pub fn summary(run: &Run) -> String {
-    use std::fmt::Write;
-    let mut s = format!("== {} ==\n", run.title);
-    let _ = writeln!(
-        s,
-        "{:<34} {:<16} {:>12} {:>10} {:>10} {:>10} {:>8} {:>8}",
-        "step", "target", "req/s", "p50 ms", "p99 ms", "ok", "failed", "ratio"
-    );
-    for step in &run.steps {
-        let base = step.outcomes.first().and_then(|o| match o {
-            Outcome::Done(m) => Some(m.rps()),
-            _ => None,
-        });
-        for (t, o) in run.targets.iter().zip(&step.outcomes) {
-            match o {
-                Outcome::Done(m) => {
-                    let ratio = match base {
-                        Some(b) if b > 0.0 => format!("{:.2}x", m.rps() / b),
-                        _ => "-".into(),
-                    };
-                    let _ = writeln!(
-                        s,
-                        "{:<34} {:<16} {:>12.0} {:>10.3} {:>10.3} {:>10} {:>8} {:>8}",
-                        step.name,
-                        t.name,
-                        m.rps(),
-                        m.latency.percentile(50.0).as_secs_f64() * 1e3,
-                        m.latency.percentile(99.0).as_secs_f64() * 1e3,
-                        m.ok,
-                        m.failed,
-                        ratio
-                    );
-                    for (k, n) in &m.failure_kinds {
-                        let _ = writeln!(s, "{:<34}   failed {n}: {k}", "");
-                    }
-                    for (k, v) in &m.metrics {
-                        let _ = writeln!(s, "{:<34}   {k}: {}", "", fmt_num(*v));
-                    }
-                }
-                Outcome::Unsupported { reason } => {
-                    let _ = writeln!(s, "{:<34} {:<16} unsupported: {reason}", step.name, t.name);
-                }
-                Outcome::Failed { reason } => {
-                    let first = reason.lines().next().unwrap_or("");
-                    let _ = writeln!(s, "{:<34} {:<16} FAILED: {first}", step.name, t.name);
-                }
-            }
-        }
-    }
-    for n in &run.notes {
-        let _ = writeln!(s, "note: {n}");
-    }
-    s
 }
 
 /// A number with few decimals when large, more when small.
