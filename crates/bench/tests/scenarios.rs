@@ -255,7 +255,7 @@ fn fake_bloom_server() -> u16 {
                             "BF.ADD" => b":1\r\n".to_vec(),
                             "BF.EXISTS" => {
                                 checks += 1;
-                                if checks % 50 == 0 {
+                                if checks.is_multiple_of(50) {
                                     b":1\r\n".to_vec()
                                 } else {
                                     b":0\r\n".to_vec()
