@@ -5,7 +5,7 @@
 //! at once (a scenario's concurrent steps) and returns one each.
 //!
 //! Raw mode runs `threads` event loops (one current-thread runtime each) with
-//! the connections dealt over them; replies are delimited by `skip_reply`,
+//! the connections dealt over them; replies are delimited by `keel_resp::frame_len`,
 //! which finds where a reply ends without building it, and only parsed when
 //! the workload judges them. Batched mode runs callers on a multi-threaded
 //! runtime sharing one keel-client `Client`. Helpers around a load: `query`
@@ -16,7 +16,7 @@ use crate::model::Measure;
 use crate::report::progress::Progress;
 use crate::rng::Rng;
 use bytes::{Buf, Bytes, BytesMut};
-use keel_resp::{parse_frame, Frame};
+use keel_resp::{frame_len, parse_frame, Frame};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -549,109 +549,14 @@ pub fn query<A: AsRef<[u8]>>(
     }
 }
 
-/// Why a reply could not be delimited.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkipError(pub &'static str);
-
-impl std::fmt::Display for SkipError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "malformed reply: {}", self.0)
-    }
-}
-
-/// Length of the first complete RESP2/RESP3 reply in `buf`, nested ones
-/// included, without building it; `Ok(None)` when more bytes are needed.
-/// Counts pending elements instead of recursing, so depth costs nothing.
-pub fn skip_reply(buf: &[u8]) -> Result<Option<usize>, SkipError> {
-    let mut pos = 0usize;
-    let mut pending: u64 = 1;
-    while pending > 0 {
-        pending -= 1;
-        let Some(&kind) = buf.get(pos) else {
-            return Ok(None);
-        };
-        let Some(eol) = find_crlf(buf, pos + 1) else {
-            return Ok(None);
-        };
-        let line = &buf[pos + 1..eol];
-        pos = eol + 2;
-        match kind {
-            b'+' | b'-' | b':' | b'_' | b'#' | b',' | b'(' => {}
-            b'$' | b'=' | b'!' => {
-                let n = length(line)?;
-                if n >= 0 {
-                    let end = pos + n as usize;
-                    if buf.len() < end + 2 {
-                        return Ok(None);
-                    }
-                    if &buf[end..end + 2] != b"\r\n" {
-                        return Err(SkipError("missing CRLF after a bulk payload"));
-                    }
-                    pos = end + 2;
-                }
-            }
-            b'*' | b'~' | b'>' => {
-                let n = length(line)?;
-                if n > 0 {
-                    pending += n as u64;
-                }
-            }
-            b'%' => {
-                let n = length(line)?;
-                if n > 0 {
-                    pending += 2 * n as u64;
-                }
-            }
-            // An attribute map precedes the reply it describes.
-            b'|' => {
-                let n = length(line)?;
-                pending += 2 * n.max(0) as u64 + 1;
-            }
-            _ => return Err(SkipError("unknown type byte")),
-        }
-    }
-    Ok(Some(pos))
-}
-
-fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
-    let rest = buf.get(from..)?;
-    let mut i = 0;
-    while let Some(off) = rest.get(i..)?.iter().position(|&b| b == b'\r') {
-        let at = i + off;
-        match rest.get(at + 1) {
-            Some(b'\n') => return Some(from + at),
-            Some(_) => i = at + 1,
-            None => return None,
-        }
-    }
-    None
-}
-
-fn length(line: &[u8]) -> Result<i64, SkipError> {
-    let (neg, digits) = match line.split_first() {
-        Some((b'-', d)) => (true, d),
-        _ => (false, line),
-    };
-    if digits.is_empty() || digits.len() > 18 {
-        return Err(SkipError("bad length"));
-    }
-    let mut n: i64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return Err(SkipError("bad length"));
-        }
-        n = n * 10 + (d - b'0') as i64;
-    }
-    Ok(if neg { -n } else { n })
-}
-
 /// The text of an error reply (`-...` or `!len`), if `reply` is one.
 fn error_text(reply: &[u8]) -> Option<&[u8]> {
     match reply.first()? {
         b'-' => reply.get(1..reply.len().saturating_sub(2)),
         b'!' => {
-            let eol = find_crlf(reply, 1)?;
-            reply.get(eol + 2..reply.len().saturating_sub(2))
+            // `!<len>\r\n<text>\r\n`: the text starts after the first LF.
+            let lf = reply.iter().position(|&b| b == b'\n')?;
+            reply.get(lf + 1..reply.len().saturating_sub(2))
         }
         _ => None,
     }
@@ -767,7 +672,9 @@ async fn connect(addr: &str, password: Option<&str>) -> anyhow::Result<TcpStream
         s.write_all(&out).await?;
         let mut buf = BytesMut::with_capacity(256);
         loop {
-            if let Some(n) = skip_reply(&buf).map_err(|e| anyhow::anyhow!("{addr}: {e}"))? {
+            if let Some(n) =
+                frame_len(&buf).map_err(|e| anyhow::anyhow!("{addr}: malformed reply: {e}"))?
+            {
                 if let Some(text) = error_text(&buf[..n]) {
                     anyhow::bail!("{addr}: AUTH failed: {}", String::from_utf8_lossy(text));
                 }
@@ -874,7 +781,9 @@ impl Conn {
                 now = Instant::now();
                 let before = got;
                 while got < k {
-                    match skip_reply(&buf).map_err(|e| anyhow::anyhow!("{addr}: {e}"))? {
+                    match frame_len(&buf)
+                        .map_err(|e| anyhow::anyhow!("{addr}: malformed reply: {e}"))?
+                    {
                         Some(len) => {
                             self.take_reply(&mut buf, len, tags[got], now - sent, &mut tally)?;
                             got += 1;
@@ -991,7 +900,8 @@ impl Conn {
                 last = now;
                 let mut done = 0u64;
                 loop {
-                    let Some(len) = skip_reply(&buf).map_err(|e| anyhow::anyhow!("{addr}: {e}"))?
+                    let Some(len) = frame_len(&buf)
+                        .map_err(|e| anyhow::anyhow!("{addr}: malformed reply: {e}"))?
                     else {
                         break;
                     };
@@ -1151,65 +1061,6 @@ fn bucket(start: Instant, interval: Duration, at: Instant) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use keel_resp::{encode, Protocol};
-    use proptest::prelude::*;
-
-    fn frames() -> impl Strategy<Value = Frame> {
-        let bytes = proptest::collection::vec(any::<u8>(), 0..40).prop_map(Bytes::from);
-        let text = "[a-zA-Z0-9 ]{0,20}".prop_map(|s| Bytes::from(s.into_bytes()));
-        let leaf = prop_oneof![
-            text.clone().prop_map(Frame::Simple),
-            text.clone().prop_map(Frame::Error),
-            any::<i64>().prop_map(Frame::Integer),
-            bytes.clone().prop_map(Frame::Bulk),
-            Just(Frame::Null),
-            Just(Frame::NullArray),
-            (-1e9f64..1e9).prop_map(Frame::Double),
-            any::<bool>().prop_map(Frame::Boolean),
-            bytes.clone().prop_map(|b| Frame::Verbatim("txt", b)),
-            "[1-9][0-9]{0,30}".prop_map(|s| Frame::BigNumber(Bytes::from(s.into_bytes()))),
-        ];
-        leaf.prop_recursive(4, 40, 6, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..6).prop_map(Frame::Array),
-                proptest::collection::vec(inner.clone(), 0..6).prop_map(Frame::Set),
-                proptest::collection::vec(inner.clone(), 0..6).prop_map(Frame::Push),
-                proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(Frame::Map),
-            ]
-        })
-    }
-
-    proptest! {
-        #[test]
-        fn skipper_agrees_with_the_parser(frame in frames(), resp3 in any::<bool>(), tail in proptest::collection::vec(any::<u8>(), 0..8)) {
-            let proto = if resp3 { Protocol::Resp3 } else { Protocol::Resp2 };
-            let mut out = BytesMut::new();
-            encode(&frame, proto, &mut out);
-            let whole = out.len();
-            out.extend_from_slice(&tail);
-            let data = out.freeze();
-            let parsed = parse_frame(&data).unwrap().map(|(_, n)| n);
-            prop_assert_eq!(parsed, Some(whole));
-            prop_assert_eq!(skip_reply(&data).unwrap(), Some(whole));
-            for cut in 0..whole {
-                prop_assert_eq!(skip_reply(&data[..cut]).unwrap(), None, "cut at {}", cut);
-                prop_assert_eq!(parse_frame(&data.slice(..cut)).unwrap().map(|(_, n)| n), None);
-            }
-        }
-    }
-
-    #[test]
-    fn skipper_handles_nesting_nulls_and_attributes() {
-        let r = b"*2\r\n*-1\r\n%1\r\n+k\r\n$-1\r\n:9\r\n";
-        assert_eq!(skip_reply(r).unwrap(), Some(r.len() - 4));
-        assert_eq!(skip_reply(b"|1\r\n+a\r\n+b\r\n:1\r\n").unwrap(), Some(16));
-        assert_eq!(
-            skip_reply(b"$3\r\nabcXY").unwrap_err().0,
-            "missing CRLF after a bulk payload"
-        );
-        assert!(skip_reply(b"?\r\n").is_err());
-        assert!(skip_reply(b"$x\r\n").is_err());
-    }
 
     #[test]
     fn error_text_reads_simple_and_blob_errors() {

@@ -34,31 +34,27 @@ pub fn parse_frame(buf: &Bytes) -> Result<Option<(Frame, usize)>, FrameError> {
 /// The length of the first complete frame in `buf`, without building it:
 /// `Ok(None)` when the frame is incomplete. A reader uses it to cut complete
 /// replies off its buffer and leave a partial one in place, so a large reply
-/// arriving over many reads is neither copied nor parsed again on each read.
+/// arriving over many reads is neither copied nor parsed again on each read;
+/// a load generator uses it to count replies it never needs to build. Only
+/// lengths are checked: a malformed line inside a complete frame is left for
+/// `parse_frame` to reject. RESP3 attributes (`|`) count with the frame they
+/// precede.
 pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, FrameError> {
     let mut pos = 0;
-    // Frames still to skip; arrays add their elements instead of recursing.
+    // Frames still to skip; aggregates add their elements instead of recursing.
     let mut pending: usize = 1;
     while pending > 0 {
         let Some(&t) = buf.get(pos) else {
             return Ok(None);
         };
-        pos += 1;
-        let Some(l) = line(buf, &mut pos) else {
+        let Some(eol) = find_crlf(buf, pos + 1) else {
             return Ok(None);
         };
+        let l = &buf[pos + 1..eol];
+        pos = eol + 2;
         pending -= 1;
         match t {
-            b'+' | b'-' | b'_' | b'#' | b'(' => {}
-            b':' => {
-                int_of(l)?;
-            }
-            b',' => {
-                let s = std::str::from_utf8(l).map_err(|_| FrameError::BadDouble)?;
-                if !matches!(s, "inf" | "-inf") {
-                    s.parse::<f64>().map_err(|_| FrameError::BadDouble)?;
-                }
-            }
+            b'+' | b'-' | b'_' | b'#' | b'(' | b':' | b',' => {}
             b'$' | b'=' | b'!' => {
                 let n = int_of(l)?;
                 if n >= 0 {
@@ -72,16 +68,14 @@ pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, FrameError> {
                     pos = end + 2;
                 }
             }
-            b'*' | b'~' | b'>' | b'%' => {
-                let n = int_of(l)?;
-                if n > 0 {
-                    let n = if t == b'%' {
-                        (n as usize).saturating_mul(2)
-                    } else {
-                        n as usize
-                    };
-                    pending = pending.saturating_add(n);
-                }
+            b'*' | b'~' | b'>' | b'%' | b'|' => {
+                let n = usize::try_from(int_of(l)?).unwrap_or(0);
+                let items = match t {
+                    b'%' => n.saturating_mul(2),
+                    b'|' => n.saturating_mul(2).saturating_add(1),
+                    _ => n,
+                };
+                pending = pending.saturating_add(items);
             }
             other => return Err(FrameError::BadType(other)),
         }
@@ -89,18 +83,24 @@ pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, FrameError> {
     Ok(Some(pos))
 }
 
-fn line<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
-    let rest = buf.get(*pos..)?;
-    let mut i = 0;
-    while i + 1 < rest.len() {
-        if rest[i] == b'\r' && rest[i + 1] == b'\n' {
-            let l = &rest[..i];
-            *pos += i + 2;
-            return Some(l);
+/// Index of the next CRLF at or after `from`.
+fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let cr = at + buf.get(at..)?.iter().position(|&b| b == b'\r')?;
+        match buf.get(cr + 1) {
+            Some(b'\n') => return Some(cr),
+            Some(_) => at = cr + 1,
+            None => return None,
         }
-        i += 1;
     }
-    None
+}
+
+fn line<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    let eol = find_crlf(buf, *pos)?;
+    let l = buf.get(*pos..eol)?;
+    *pos = eol + 2;
+    Some(l)
 }
 
 fn int_of(l: &[u8]) -> Result<i64, FrameError> {
@@ -221,6 +221,17 @@ mod tests {
         })
     }
 
+    #[test]
+    fn frame_len_handles_nesting_nulls_and_bad_input() {
+        let r = b"*2\r\n*-1\r\n%1\r\n+k\r\n$-1\r\n:9\r\n";
+        assert_eq!(frame_len(r), Ok(Some(r.len() - 4)));
+        assert_eq!(frame_len(b"|1\r\n+a\r\n+b\r\n:1\r\n"), Ok(Some(16)));
+        assert_eq!(frame_len(b"$3\r\nabcXY"), Err(FrameError::MissingCrlf));
+        assert_eq!(frame_len(b"?\r\n"), Err(FrameError::BadType(b'?')));
+        assert_eq!(frame_len(b"$x\r\n"), Err(FrameError::BadInteger));
+        assert_eq!(frame_len(b"+a\rb\r\n"), Ok(Some(6)));
+    }
+
     proptest! {
         #[test]
         fn resp3_roundtrip(f in arb_frame()) {
@@ -236,6 +247,16 @@ mod tests {
                 prop_assert_eq!(parse_frame(&bytes.slice(..cut)), Ok(None));
                 prop_assert_eq!(frame_len(&bytes[..cut]), Ok(None));
             }
+        }
+
+        #[test]
+        fn attributes_count_with_their_frame(n in 0usize..3) {
+            let mut attr = format!("|{n}\r\n");
+            for i in 0..n {
+                attr.push_str(&format!("+k{i}\r\n:{i}\r\n"));
+            }
+            let whole = format!("{attr}$3\r\nabc\r\n");
+            prop_assert_eq!(frame_len(format!("{whole}+next\r\n").as_bytes()), Ok(Some(whole.len())));
         }
 
         #[test]
