@@ -385,3 +385,36 @@ def test_transaction_with_hashes(r):
     p.hincrbyfloat("h", "b", "0.5")
     p.hgetall("h")
     assert p.execute() == [1, 3, 0.5, {"a": "3", "b": "0.5"}]
+
+
+def test_writes_keep_the_ttl_and_invalidate_watch(server, r):
+    r.hset("h", "a", "1")
+    r.expire("h", 100)
+    assert r.hset("h", "b", "2") == 1
+    assert r.hincrby("h", "a", 1) == 2
+    assert r.hdel("h", "b") == 1
+    assert 0 < r.ttl("h") <= 100
+    other = server.client()
+    try:
+        with r.pipeline(transaction=True) as p:
+            p.watch("h")
+            other.hsetnx("h", "a", "9")  # refused: not a change, the watch holds
+            p.multi()
+            p.hget("h", "a")
+            assert p.execute() == ["2"]
+        with r.pipeline(transaction=True) as p:
+            p.watch("h")
+            other.hset("h", "c", "3")
+            p.multi()
+            p.hget("h", "a")
+            with pytest.raises(redis.WatchError):
+                p.execute()
+    finally:
+        other.close()
+
+
+def test_hscan_reply_is_a_flat_array_in_resp3(r3):
+    r3.hset("h", mapping={"a": "1"})
+    assert raw(r3, "HSCAN", "h", "0") == ["0", ["a", "1"]]
+    assert raw(r3, "HKEYS", "h") == ["a"]
+    assert raw(r3, "HMGET", "h", "a", "b") == ["1", None]
