@@ -490,7 +490,7 @@ pub(crate) const SCAN: CommandSpec = CommandSpec {
 /// Parse a cursor the way Redis's `strtoul` call does: an optional sign, then
 /// digits (none at all reads as 0); a minus wraps; overflow or any other byte
 /// is an invalid cursor.
-fn parse_cursor(raw: &[u8]) -> Result<u64, CmdError> {
+pub(crate) fn parse_cursor(raw: &[u8]) -> Result<u64, CmdError> {
     let invalid = || CmdError::err("invalid cursor");
     let (negative, digits) = match raw.first() {
         Some(b'-') => (true, &raw[1..]),
