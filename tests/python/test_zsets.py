@@ -534,3 +534,14 @@ def test_large_set_operations(r):
     assert raw(r, "ZPOPMAX", "big", "2") == ["m0999", "99", "m0899", "99"]
     assert raw(r, "ZREMRANGEBYRANK", "big", "0", "-3") == 496
     assert raw(r, "ZRANGE", "big", "0", "-1", "WITHSCORES") == ["m0699", "99", "m0799", "99"]
+
+
+def test_memory_usage_tracks_members(r):
+    r.zadd("small", {f"m{i}": i for i in range(5)})
+    small = r.memory_usage("small")
+    r.zadd("big", {f"m{i}": i for i in range(1000)})
+    big = r.memory_usage("big", samples=0)
+    assert 0 < small < 200
+    assert big > 1000 * 20
+    r.zpopmin("big", 900)
+    assert r.memory_usage("big", samples=0) < big

@@ -139,6 +139,8 @@ pub(crate) fn pop_from(
     let popped = zset::pop(v, max, count);
     if !popped.is_empty() {
         ctx.dirty(popped.len() as u64);
+        let db = ctx.db();
+        ctx.modified(db, key);
         drop_if_empty(ctx, key)?;
     }
     Ok(Some(popped))
@@ -1719,6 +1721,69 @@ mod tests {
         assert_eq!(
             t.run(&["ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "1", "2"]),
             arr(&["m298", "m297"])
+        );
+    }
+    #[test]
+    fn stores_invalidate_only_the_destination() {
+        let mut t = TestEngine::new();
+        t.run(&["ZADD", "src", "1", "a", "2", "b"]);
+        let mut other = t.other_session();
+        t.run(&["WATCH", "src"]);
+        assert_eq!(
+            t.run_as(&mut other, &["ZUNIONSTORE", "d", "1", "src"]),
+            int(2)
+        );
+        t.run(&["MULTI"]);
+        t.run(&["PING"]);
+        assert_eq!(t.run(&["EXEC"]), Frame::Array(vec![Frame::simple("PONG")]));
+        t.run(&["WATCH", "d"]);
+        assert_eq!(
+            t.run_as(&mut other, &["ZRANGESTORE", "d", "src", "0", "0"]),
+            int(1)
+        );
+        t.run(&["MULTI"]);
+        t.run(&["PING"]);
+        assert_eq!(t.run(&["EXEC"]), Frame::NullArray);
+        t.run(&["ZADD", "other", "5", "x"]);
+        t.run(&["WATCH", "other"]);
+        assert_eq!(
+            t.run_as(&mut other, &["ZMPOP", "2", "src", "other", "MIN"]),
+            Frame::Array(vec![
+                bulk("src"),
+                Frame::Array(vec![Frame::Array(vec![bulk("a"), d(1.0)])])
+            ])
+        );
+        t.run(&["MULTI"]);
+        t.run(&["PING"]);
+        assert_eq!(t.run(&["EXEC"]), Frame::Array(vec![Frame::simple("PONG")]));
+    }
+
+    #[test]
+    fn combine_and_remove_ranges() {
+        let mut t = TestEngine::new();
+        t.run(&["ZADD", "a", "1", "x", "2", "y"]);
+        t.run(&["ZADD", "b", "3", "y", "4", "z"]);
+        assert_eq!(
+            t.run(&["ZINTER", "2", "a", "b", "WITHSCORES"]),
+            Frame::Array(vec![bulk("y"), d(5.0)])
+        );
+        assert_eq!(
+            t.run(&["ZUNION", "2", "a", "b", "AGGREGATE", "MAX"]),
+            arr(&["x", "y", "z"])
+        );
+        assert_eq!(t.run(&["ZDIFF", "2", "b", "a"]), arr(&["z"]));
+        assert_eq!(t.run(&["ZINTERCARD", "2", "a", "b"]), int(1));
+        assert_eq!(t.run(&["ZREMRANGEBYSCORE", "b", "(3", "+inf"]), int(1));
+        assert_eq!(t.run(&["ZREMRANGEBYLEX", "b", "-", "+"]), int(1));
+        assert_eq!(t.run(&["EXISTS", "b"]), int(0));
+        assert_eq!(
+            t.run(&["ZRANK", "a", "y", "WITHSCORE"]),
+            Frame::Array(vec![int(1), d(2.0)])
+        );
+        assert_eq!(t.run(&["ZREVRANK", "a", "y"]), int(0));
+        assert_eq!(
+            t.run(&["ZSCAN", "a", "0"]),
+            Frame::Array(vec![bulk("0"), arr(&["x", "1", "y", "2"])])
         );
     }
 }
