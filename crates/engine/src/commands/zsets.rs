@@ -1135,14 +1135,8 @@ fn read_input(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Pairs>, CmdError> 
     };
     match &e.value {
         v @ (Value::ZSetPacked(_) | Value::ZSet(_)) => Ok(Some(zset::to_vec(v))),
-        Value::SetInts(p) | Value::SetPacked(p) => {
-            Ok(Some(p.iter().map(|m| (m.to_vec(), 1.0)).collect()))
-        }
-        Value::Set(s) => Ok(Some(
-            s.members
-                .iter()
-                .map(|m| (m.as_slice().to_vec(), 1.0))
-                .collect(),
+        v @ (Value::SetInts(_) | Value::SetPacked(_) | Value::Set(_)) => Ok(Some(
+            v.set_members().into_iter().map(|m| (m, 1.0)).collect(),
         )),
         _ => Err(CmdError::WrongType),
     }
