@@ -15,8 +15,10 @@ use keel_resp::Frame;
 use keel_store::list::{self, End};
 use keel_store::Value;
 
-pub(crate) static COMMANDS: &[&CommandSpec] =
-    &[&LPUSH, &RPUSH, &LPOP, &RPOP, &LLEN, &LRANGE, &LMOVE, &LMPOP];
+pub(crate) static COMMANDS: &[&CommandSpec] = &[
+    &LPUSH, &RPUSH, &LPUSHX, &RPUSHX, &LPOP, &RPOP, &LLEN, &LRANGE, &LINDEX, &LSET, &LINSERT,
+    &LREM, &LTRIM, &LPOS, &LMOVE, &RPOPLPUSH, &LMPOP,
+];
 
 fn bulk(v: Vec<u8>) -> Frame {
     Frame::Bulk(Bytes::from(v))
@@ -210,10 +212,7 @@ pub(crate) type Popped = (Bytes, Vec<Vec<u8>>);
 
 /// Pop from the first of `m.keys` holding a non-empty list; `None` when none
 /// does. WRONGTYPE for a key of another type met before that list.
-pub(crate) fn mpop(
-    ctx: &mut Ctx<'_>,
-    m: &MpopArgs<'_>,
-) -> Result<Option<Popped>, CmdError> {
+pub(crate) fn mpop(ctx: &mut Ctx<'_>, m: &MpopArgs<'_>) -> Result<Option<Popped>, CmdError> {
     for key in m.keys {
         if let Some(popped) = pop_from(ctx, key, m.end, m.count)? {
             if !popped.is_empty() {
@@ -389,6 +388,235 @@ fn lrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     Ok(Frame::Array(items.unwrap_or_default()))
 }
 
+pub(crate) const LPUSHX: CommandSpec = CommandSpec {
+    name: "LPUSHX",
+    group: Group::List,
+    arity: -3,
+    flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Prepends one or more elements to a list only when the list exists.",
+    since: "2.2.0",
+    complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+    subcommands: &[],
+    run: lpushx,
+};
+
+fn lpushx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    push_cmd(ctx, args, End::Left, true)
+}
+
+pub(crate) const RPUSHX: CommandSpec = CommandSpec {
+    name: "RPUSHX",
+    group: Group::List,
+    arity: -3,
+    flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Appends an element to a list only when the list exists.",
+    since: "2.2.0",
+    complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+    subcommands: &[],
+    run: rpushx,
+};
+
+fn rpushx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    push_cmd(ctx, args, End::Right, true)
+}
+
+pub(crate) const LINDEX: CommandSpec = CommandSpec {
+    name: "LINDEX",
+    group: Group::List,
+    arity: 3,
+    flags: Flags::READONLY,
+    keys: Keys::single(1),
+    summary: "Returns an element from a list by its index.",
+    since: "1.0.0",
+    complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+    subcommands: &[],
+    run: lindex,
+};
+
+fn lindex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let raw = args.next_arg()?;
+    // Redis looks the key up before parsing the index: a missing key is nil
+    // whatever the index says.
+    let found = read_list(ctx, key, |v| parse_i64(raw).map(|i| list::index(v, i)))?;
+    Ok(found.transpose()?.flatten().map_or(Frame::Null, bulk))
+}
+
+pub(crate) const LSET: CommandSpec = CommandSpec {
+    name: "LSET",
+    group: Group::List,
+    arity: 4,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::single(1),
+    summary: "Sets the value of an element in a list by its index.",
+    since: "1.0.0",
+    complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+    subcommands: &[],
+    run: lset,
+};
+
+fn lset(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let raw = args.next_arg()?;
+    let elem = args.next_arg()?;
+    let limits = ctx.limits();
+    // The key is checked before the index is parsed, as in Redis.
+    let v = list_mut(ctx, key)?.ok_or(CmdError::NoSuchKey)?;
+    let i = parse_i64(raw)?;
+    if !list::set(v, i, elem, &limits) {
+        return Err(CmdError::err("index out of range"));
+    }
+    ctx.dirty(1);
+    Ok(Frame::ok())
+}
+
+pub(crate) const LINSERT: CommandSpec = CommandSpec {
+    name: "LINSERT",
+    group: Group::List,
+    arity: 5,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::single(1),
+    summary: "Inserts an element before or after another element in a list.",
+    since: "2.2.0",
+    complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+    subcommands: &[],
+    run: linsert,
+};
+
+fn linsert(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let place = args.next_arg()?;
+    let after = if crate::args::is(place, "AFTER") {
+        true
+    } else if crate::args::is(place, "BEFORE") {
+        false
+    } else {
+        return Err(CmdError::Syntax);
+    };
+    let pivot = args.next_arg()?;
+    let elem = args.next_arg()?;
+    let limits = ctx.limits();
+    let Some(v) = list_mut(ctx, key)? else {
+        return Ok(Frame::Integer(0));
+    };
+    match list::insert(v, pivot, after, elem, &limits) {
+        Some(n) => {
+            ctx.dirty(1);
+            Ok(Frame::Integer(n as i64))
+        }
+        None => Ok(Frame::Integer(-1)),
+    }
+}
+
+pub(crate) const LREM: CommandSpec = CommandSpec {
+    name: "LREM",
+    group: Group::List,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary: "Removes elements from a list. Deletes the list if the last element was removed.",
+    since: "1.0.0",
+    complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+    subcommands: &[],
+    run: lrem,
+};
+
+fn lrem(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let count = args.next_i64()?;
+    let elem = args.next_arg()?;
+    let Some(v) = list_mut(ctx, key)? else {
+        return Ok(Frame::Integer(0));
+    };
+    let removed = list::remove(v, count, elem);
+    if removed > 0 {
+        drop_if_empty(ctx, key)?;
+        ctx.dirty(removed as u64);
+    }
+    Ok(Frame::Integer(removed as i64))
+}
+
+pub(crate) const LTRIM: CommandSpec = CommandSpec {
+    name: "LTRIM",
+    group: Group::List,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary:
+        "Removes elements from both ends a list. Deletes the list if all elements were trimmed.",
+    since: "1.0.0",
+    complexity: "O(N) where N is the number of elements to be removed by the operation.",
+    subcommands: &[],
+    run: ltrim,
+};
+
+fn ltrim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let start = args.next_i64()?;
+    let stop = args.next_i64()?;
+    if let Some(v) = list_mut(ctx, key)? {
+        let before = list::len(v);
+        list::trim(v, start, stop);
+        let removed = before - list::len(v);
+        drop_if_empty(ctx, key)?;
+        ctx.dirty(removed as u64);
+    }
+    Ok(Frame::ok())
+}
+
+pub(crate) const LPOS: CommandSpec = CommandSpec {
+    name: "LPOS",
+    group: Group::List,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: Keys::single(1),
+    summary: "Returns the index of matching elements in a list.",
+    since: "6.0.6",
+    complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for the first match or the last match from the tail it is O(1) per element.",
+    subcommands: &[],
+    run: lpos,
+};
+
+fn lpos(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let elem = args.next_arg()?;
+    let (mut rank, mut count, mut maxlen) = (1i64, None, 0usize);
+    while let Some(opt) = args.next_opt() {
+        if args.is_empty() {
+            return Err(CmdError::Syntax);
+        }
+        if crate::args::is(opt, "RANK") {
+            rank = args.next_i64()?;
+            if rank == 0 {
+                return Err(CmdError::err(
+                    "RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
+                ));
+            }
+        } else if crate::args::is(opt, "COUNT") {
+            let negative = || CmdError::err("COUNT can't be negative");
+            let n = parse_i64(args.next_arg()?).map_err(|_| negative())?;
+            count = Some(usize::try_from(n).map_err(|_| negative())?);
+        } else if crate::args::is(opt, "MAXLEN") {
+            let negative = || CmdError::err("MAXLEN can't be negative");
+            let n = parse_i64(args.next_arg()?).map_err(|_| negative())?;
+            maxlen = usize::try_from(n).map_err(|_| negative())?;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let found = read_list(ctx, key, |v| {
+        list::positions(v, elem, rank, count.unwrap_or(1), maxlen)
+    })?
+    .unwrap_or_default();
+    let int = |i: usize| Frame::Integer(i as i64);
+    Ok(match count {
+        Some(_) => Frame::Array(found.into_iter().map(int).collect()),
+        None => found.first().map_or(Frame::Null, |&i| int(i)),
+    })
+}
+
 pub(crate) const LMOVE: CommandSpec = CommandSpec {
     name: "LMOVE",
     group: Group::List,
@@ -442,6 +670,25 @@ fn lmpop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Bytes::from(popped.len().to_string()),
     ]);
     Ok(mpop_reply(key, popped))
+}
+
+pub(crate) const RPOPLPUSH: CommandSpec = CommandSpec {
+    name: "RPOPLPUSH",
+    group: Group::List,
+    arity: 3,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::range(1, 2, 1),
+    summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.",
+    since: "1.2.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: rpoplpush,
+};
+
+fn rpoplpush(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let src = args.next_key()?;
+    let dst = args.next_key()?;
+    Ok(move_element(ctx, src, dst, End::Right, End::Left)?.map_or(Frame::Null, bulk))
 }
 
 #[cfg(test)]
@@ -588,6 +835,79 @@ mod tests {
         assert_eq!(
             t.run(&["LMPOP", "2", "a", "s", "LEFT"]),
             error("WRONGTYPE Operation against a key holding the wrong kind of value")
+        );
+    }
+
+    #[test]
+    fn edits_in_the_middle() {
+        let mut t = TestEngine::new();
+        assert_eq!(t.run(&["LPUSHX", "l", "a"]), int(0));
+        t.run(&["RPUSH", "l", "a", "b", "a", "c"]);
+        assert_eq!(t.run(&["RPUSHX", "l", "a"]), int(5));
+        assert_eq!(t.run(&["LINDEX", "l", "-2"]), bulk("c"));
+        assert_eq!(t.run(&["LINDEX", "nokey", "x"]), Frame::Null);
+        assert_eq!(t.run(&["LSET", "l", "1", "B"]), ok());
+        assert_eq!(
+            t.run(&["LSET", "l", "5", "B"]),
+            error("ERR index out of range")
+        );
+        assert_eq!(
+            t.run(&["LSET", "nokey", "x", "B"]),
+            error("ERR no such key")
+        );
+        assert_eq!(t.run(&["LINSERT", "l", "AFTER", "c", "d"]), int(6));
+        assert_eq!(t.run(&["LINSERT", "l", "BEFORE", "zz", "d"]), int(-1));
+        assert_eq!(t.run(&["LREM", "l", "-2", "a"]), int(2));
+        assert_eq!(
+            t.run(&["LRANGE", "l", "0", "-1"]),
+            arr(&["a", "B", "c", "d"])
+        );
+        assert_eq!(t.run(&["LPOS", "l", "c"]), int(2));
+        assert_eq!(
+            t.run(&["LPOS", "l", "a", "COUNT", "0", "RANK", "-1"]),
+            Frame::Array(vec![int(0)])
+        );
+        assert_eq!(t.run(&["LTRIM", "l", "1", "2"]), ok());
+        assert_eq!(t.run(&["LRANGE", "l", "0", "-1"]), arr(&["B", "c"]));
+        assert_eq!(t.run(&["RPOPLPUSH", "l", "m"]), bulk("c"));
+        assert_eq!(t.run(&["LTRIM", "l", "3", "4"]), ok());
+        assert_eq!(t.run(&["EXISTS", "l"]), int(0));
+    }
+
+    #[test]
+    fn lmpop_is_logged_as_the_pop_it_made() {
+        #[derive(Default)]
+        struct Recorder(parking_lot::Mutex<Vec<Vec<String>>>);
+        impl crate::engine::EffectSink for Recorder {
+            fn append(&self, _db: usize, argv: &[bytes::Bytes]) {
+                let argv = argv
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                self.0.lock().push(argv);
+            }
+        }
+        let sink = std::sync::Arc::new(Recorder::default());
+        let engine = crate::engine::EngineBuilder {
+            sink: Some(sink.clone()),
+            ..Default::default()
+        }
+        .build();
+        let mut s = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
+        let mut run = |argv: &[&str]| {
+            let argv = argv
+                .iter()
+                .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+                .collect();
+            engine.execute(&mut s, argv)
+        };
+        run(&["RPUSH", "b", "1", "2"]);
+        run(&["LMPOP", "2", "a", "b", "RIGHT", "COUNT", "5"]);
+        run(&["LMPOP", "2", "a", "b", "RIGHT"]);
+        let log = sink.0.lock().clone();
+        assert_eq!(
+            log,
+            vec![vec!["RPUSH", "b", "1", "2"], vec!["RPOP", "b", "2"],]
         );
     }
 }
