@@ -467,6 +467,18 @@ def test_encoding_follows_list_max_listpack_size(r):
         cmd(r, "LPUSH", "l", "z")
         assert cmd(r, "OBJECT", "ENCODING", "l") == "quicklist"
         assert items(r, "l") == ["z", "a", "b", "c", "d"]
+        # LINSERT and LSET convert too, as a push of one more element would.
+        cmd(r, "RPUSH", "i", "a", "b", "c")
+        cmd(r, "LINSERT", "i", "BEFORE", "b", "x")
+        assert cmd(r, "OBJECT", "ENCODING", "i") == "listpack"
+        cmd(r, "LINSERT", "i", "BEFORE", "b", "y")
+        assert cmd(r, "OBJECT", "ENCODING", "i") == "quicklist"
+        assert items(r, "i") == ["a", "x", "y", "b", "c"]
+        cmd(r, "CONFIG", "SET", "list-max-listpack-size", "-1")
+        cmd(r, "RPUSH", "s", "a", "b")
+        cmd(r, "LSET", "s", 0, "v" * 5000)
+        assert cmd(r, "OBJECT", "ENCODING", "s") == "quicklist"
+        assert items(r, "s") == ["v" * 5000, "b"]
     finally:
         cmd(r, "CONFIG", "SET", "list-max-listpack-size", "-2")
 
@@ -488,3 +500,22 @@ def test_long_list_memory_and_range(r):
     assert cmd(r, "LRANGE", "big", 0, 99) == [str(i) for i in range(100)]
     assert cmd(r, "LRANGE", "big", -3, -1) == ["4997", "4998", "4999"]
     assert cmd(r, "MEMORY", "USAGE", "big") > 5000
+
+
+def test_memory_usage_tracks_list_size(r):
+    cmd(r, "RPUSH", "small", "a", "b", "c")
+    small = cmd(r, "MEMORY", "USAGE", "small")
+    cmd(r, "RPUSH", "big", *["v" * 100 for _ in range(1000)])
+    big = cmd(r, "MEMORY", "USAGE", "big")
+    assert small < 200
+    assert 100_000 <= big < 400_000
+
+
+def test_used_memory_follows_lists(r):
+    before = r.info("memory")["used_memory"]
+    for i in range(20):
+        cmd(r, "RPUSH", "big", *["w" * 100 for _ in range(1000)])
+    grown = r.info("memory")["used_memory"]
+    assert grown - before > 1_500_000
+    cmd(r, "DEL", "big")
+    assert r.info("memory")["used_memory"] < grown - 1_500_000

@@ -87,6 +87,10 @@ fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> {
 /// Push `elems` at `end` of the list at `key`, creating it when missing
 /// unless `only_existing` (LPUSHX). Returns the new length, `None` when
 /// nothing was pushed because the key is missing. Counts the change.
+///
+/// Every list command that creates a list key does it here (LPUSH, RPUSH,
+/// LMOVE, RPOPLPUSH and their blocking forms), so this is where a key
+/// becoming non-empty can be observed.
 pub(crate) fn push_to<B: AsRef<[u8]>>(
     ctx: &mut Ctx<'_>,
     key: &[u8],
@@ -909,5 +913,167 @@ mod tests {
             log,
             vec![vec!["RPUSH", "b", "1", "2"], vec!["RPOP", "b", "2"],]
         );
+    }
+
+    /// Random sequences of list commands over two keys agree with a model of
+    /// two deques, on both forms (the size limit of 2 converts early), and a
+    /// list that empties always takes its key with it.
+    #[test]
+    fn commands_match_a_model() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        use std::collections::VecDeque;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Push(usize, bool, Vec<&'static str>),
+            Pop(usize, bool, Option<usize>),
+            Rem(usize, i64, &'static str),
+            Trim(usize, i64, i64),
+            Set(usize, i64, &'static str),
+            Insert(usize, bool, &'static str, &'static str),
+            Move(usize, bool, bool),
+            Mpop(bool, usize),
+        }
+        let key = 0usize..2;
+        let elem = prop::sample::select(vec!["a", "b", "1", "-7"]);
+        let op = prop_oneof![
+            3 => (key.clone(), any::<bool>(), prop::collection::vec(elem.clone(), 1..4))
+                .prop_map(|(k, l, e)| Op::Push(k, l, e)),
+            1 => (key.clone(), any::<bool>(), prop::option::of(0usize..4))
+                .prop_map(|(k, l, c)| Op::Pop(k, l, c)),
+            1 => (key.clone(), -2i64..3, elem.clone()).prop_map(|(k, c, e)| Op::Rem(k, c, e)),
+            1 => (key.clone(), -4i64..4, -4i64..4).prop_map(|(k, a, b)| Op::Trim(k, a, b)),
+            1 => (key.clone(), -4i64..4, elem.clone()).prop_map(|(k, i, e)| Op::Set(k, i, e)),
+            1 => (key.clone(), any::<bool>(), elem.clone(), elem)
+                .prop_map(|(k, a, p, e)| Op::Insert(k, a, p, e)),
+            1 => (key, any::<bool>(), any::<bool>()).prop_map(|(k, f, t)| Op::Move(k, f, t)),
+            1 => (any::<bool>(), 1usize..4).prop_map(|(l, c)| Op::Mpop(l, c)),
+        ];
+        let keys = ["k", "k2"];
+        let side = |left: bool| if left { "LEFT" } else { "RIGHT" };
+        let mut runner = TestRunner::new(Config {
+            cases: 150,
+            ..Config::default()
+        });
+        runner
+            .run(&prop::collection::vec(op, 1..40), |ops| {
+                let mut t = TestEngine::new();
+                t.run(&["CONFIG", "SET", "list-max-listpack-size", "2"]);
+                let mut model: [VecDeque<&str>; 2] = [VecDeque::new(), VecDeque::new()];
+                for op in &ops {
+                    match op.clone() {
+                        Op::Push(k, left, elems) => {
+                            let mut argv = vec![if left { "LPUSH" } else { "RPUSH" }, keys[k]];
+                            argv.extend(&elems);
+                            t.run(&argv);
+                            for e in elems {
+                                if left {
+                                    model[k].push_front(e)
+                                } else {
+                                    model[k].push_back(e)
+                                }
+                            }
+                        }
+                        Op::Pop(k, left, count) => {
+                            let n = count.unwrap_or(1).to_string();
+                            let mut argv = vec![if left { "LPOP" } else { "RPOP" }, keys[k]];
+                            if count.is_some() {
+                                argv.push(&n);
+                            }
+                            t.run(&argv);
+                            for _ in 0..count.unwrap_or(1) {
+                                if left {
+                                    model[k].pop_front();
+                                } else {
+                                    model[k].pop_back();
+                                }
+                            }
+                        }
+                        Op::Rem(k, count, e) => {
+                            t.run(&["LREM", keys[k], &count.to_string(), e]);
+                            let mut idx: Vec<usize> =
+                                (0..model[k].len()).filter(|&i| model[k][i] == e).collect();
+                            if count < 0 {
+                                idx.reverse();
+                            }
+                            if count != 0 {
+                                idx.truncate(count.unsigned_abs() as usize);
+                            }
+                            idx.sort_unstable();
+                            for i in idx.into_iter().rev() {
+                                model[k].remove(i);
+                            }
+                        }
+                        Op::Trim(k, a, b) => {
+                            t.run(&["LTRIM", keys[k], &a.to_string(), &b.to_string()]);
+                            let n = model[k].len() as i64;
+                            let s = if a < 0 { (a + n).max(0) } else { a };
+                            let e = if b < 0 { b + n } else { b.min(n - 1) };
+                            model[k] = if s <= e && s < n {
+                                model[k].range(s as usize..=e as usize).copied().collect()
+                            } else {
+                                VecDeque::new()
+                            };
+                        }
+                        Op::Set(k, i, e) => {
+                            t.run(&["LSET", keys[k], &i.to_string(), e]);
+                            let n = model[k].len() as i64;
+                            let at = if i < 0 { i + n } else { i };
+                            if (0..n).contains(&at) {
+                                model[k][at as usize] = e;
+                            }
+                        }
+                        Op::Insert(k, after, pivot, e) => {
+                            let place = if after { "AFTER" } else { "BEFORE" };
+                            t.run(&["LINSERT", keys[k], place, pivot, e]);
+                            if let Some(p) = model[k].iter().position(|m| *m == pivot) {
+                                model[k].insert(p + usize::from(after), e);
+                            }
+                        }
+                        Op::Move(k, from, to) => {
+                            let got = t.run(&["LMOVE", keys[k], keys[1 - k], side(from), side(to)]);
+                            let popped = if from {
+                                model[k].pop_front()
+                            } else {
+                                model[k].pop_back()
+                            };
+                            prop_assert_eq!(got, popped.map_or(Frame::Null, bulk));
+                            if let Some(e) = popped {
+                                if to {
+                                    model[1 - k].push_front(e)
+                                } else {
+                                    model[1 - k].push_back(e)
+                                }
+                            }
+                        }
+                        Op::Mpop(left, count) => {
+                            let c = count.to_string();
+                            t.run(&["LMPOP", "2", "k", "k2", side(left), "COUNT", &c]);
+                            if let Some(m) = model.iter_mut().find(|m| !m.is_empty()) {
+                                for _ in 0..count {
+                                    if left {
+                                        m.pop_front();
+                                    } else {
+                                        m.pop_back();
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for (k, m) in model.iter().enumerate() {
+                        let expect: Vec<&str> = m.iter().copied().collect();
+                        prop_assert_eq!(t.run(&["LRANGE", keys[k], "0", "-1"]), arr(&expect));
+                        prop_assert_eq!(
+                            t.run(&["EXISTS", keys[k]]),
+                            int(i64::from(!m.is_empty())),
+                            "after {:?}",
+                            op
+                        );
+                    }
+                }
+                Ok(())
+            })
+            .expect("list commands agree with the model");
     }
 }
