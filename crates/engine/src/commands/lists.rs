@@ -215,11 +215,14 @@ pub(crate) fn parse_mpop<'a>(args: &mut Args<'a>) -> Result<MpopArgs<'a>, CmdErr
 pub(crate) type Popped = (Bytes, Vec<Vec<u8>>);
 
 /// Pop from the first of `m.keys` holding a non-empty list; `None` when none
-/// does. WRONGTYPE for a key of another type met before that list.
+/// does. WRONGTYPE for a key of another type met before that list. Only the
+/// key popped from counts as modified for WATCH.
 pub(crate) fn mpop(ctx: &mut Ctx<'_>, m: &MpopArgs<'_>) -> Result<Option<Popped>, CmdError> {
     for key in m.keys {
         if let Some(popped) = pop_from(ctx, key, m.end, m.count)? {
             if !popped.is_empty() {
+                let db = ctx.db();
+                ctx.modified(db, key);
                 return Ok(Some((key.clone(), popped)));
             }
         }
@@ -1075,5 +1078,29 @@ mod tests {
                 Ok(())
             })
             .expect("list commands agree with the model");
+    }
+
+    #[test]
+    fn lmpop_invalidates_only_the_key_it_popped() {
+        let mut t = TestEngine::new();
+        let mut other = t.other_session();
+        t.run(&["RPUSH", "a", "1"]);
+        t.run(&["RPUSH", "b", "1"]);
+        t.run_as(&mut other, &["WATCH", "b"]);
+        t.run_as(&mut other, &["MULTI"]);
+        t.run_as(&mut other, &["PING"]);
+        assert_eq!(
+            t.run(&["LMPOP", "2", "a", "b", "LEFT"]),
+            Frame::Array(vec![bulk("a"), arr(&["1"])])
+        );
+        assert_eq!(
+            t.run_as(&mut other, &["EXEC"]),
+            Frame::Array(vec![Frame::Simple("PONG".into())])
+        );
+        t.run_as(&mut other, &["WATCH", "b"]);
+        t.run_as(&mut other, &["MULTI"]);
+        t.run_as(&mut other, &["PING"]);
+        t.run(&["LMPOP", "2", "a", "b", "LEFT"]);
+        assert_eq!(t.run_as(&mut other, &["EXEC"]), Frame::NullArray);
     }
 }
