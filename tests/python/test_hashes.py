@@ -418,3 +418,11 @@ def test_hscan_reply_is_a_flat_array_in_resp3(r3):
     assert raw(r3, "HSCAN", "h", "0") == ["0", ["a", "1"]]
     assert raw(r3, "HKEYS", "h") == ["a"]
     assert raw(r3, "HMGET", "h", "a", "b") == ["1", None]
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="Redis streams any count into its output buffer")
+def test_hrandfield_refuses_a_reply_it_would_have_to_build_whole(r):
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    assert len(r.hrandfield("h", -1000)) == 1000
+    with pytest.raises(redis.ResponseError, match="negative count must be at least -16777216"):
+        r.hrandfield("h", -(1 << 24) - 1)

@@ -545,3 +545,11 @@ def test_memory_usage_tracks_members(r):
     assert big > 1000 * 20
     r.zpopmin("big", 900)
     assert r.memory_usage("big", samples=0) < big
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="Redis streams any count into its output buffer")
+def test_zrandmember_refuses_a_reply_it_would_have_to_build_whole(r):
+    r.zadd("z", {"a": 1, "b": 2})
+    with pytest.raises(redis.ResponseError, match="negative count must be at least -16777216"):
+        r.zrandmember("z", -(1 << 24) - 1)
+    assert len(r.zrandmember("z", -1000)) == 1000

@@ -111,6 +111,22 @@ pub fn parse_f64(a: &[u8]) -> Result<f64, CmdError> {
 }
 
 /// Whether `a` equals `word` ignoring ASCII case.
+/// HRANDFIELD, SRANDMEMBER and ZRANDMEMBER with a negative count build their
+/// whole reply in memory; past this many picks Keel refuses rather than let
+/// one request exhaust the server (Redis streams them into an unbounded
+/// output buffer).
+pub const MAX_RANDOM_REPEATS: u64 = 1 << 24;
+
+/// Refuse a negative random-pick count beyond `MAX_RANDOM_REPEATS`.
+pub fn check_random_repeats(count: i64) -> Result<(), CmdError> {
+    if count < 0 && count.unsigned_abs() > MAX_RANDOM_REPEATS {
+        return Err(CmdError::err(format!(
+            "count is out of range, a negative count must be at least -{MAX_RANDOM_REPEATS}"
+        )));
+    }
+    Ok(())
+}
+
 pub fn is(a: &[u8], word: &str) -> bool {
     a.eq_ignore_ascii_case(word.as_bytes())
 }

@@ -538,6 +538,7 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
     if with_values && count.unsigned_abs() > (i64::MAX / 2) as u64 {
         return Err(CmdError::err("value is out of range"));
     }
+    crate::args::check_random_repeats(count)?;
     let resp3 = ctx.resp3();
     // The same generator `ctx.random()` draws from, reachable while the
     // hash is borrowed.

@@ -34,11 +34,6 @@ pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &SSCAN,
 ];
 
-/// SRANDMEMBER with a negative count builds its whole reply in memory; past
-/// this many picks it refuses rather than exhaust the server (Redis would
-/// stream them).
-const MAX_RANDOM_REPEATS: u64 = 1 << 24;
-
 fn is_set(v: &Value) -> bool {
     v.value_type() == ValueType::Set
 }
@@ -360,11 +355,7 @@ fn srandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
             "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
         ));
     }
-    if n.unsigned_abs() > MAX_RANDOM_REPEATS && n < 0 {
-        return Err(CmdError::err(format!(
-            "count is out of range, a negative count must be at least -{MAX_RANDOM_REPEATS}"
-        )));
-    }
+    crate::args::check_random_repeats(n)?;
     let count = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
     let picked = read_set_counted(ctx, key, |s| {
         if count == 0 {

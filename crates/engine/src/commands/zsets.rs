@@ -1480,6 +1480,9 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     };
     let withscores = count.is_some() && args.eat("WITHSCORES");
     args.finish()?;
+    if let Some(c) = count {
+        crate::args::check_random_repeats(c)?;
+    }
     let engine = ctx.engine;
     let Some(v) = read(ctx, key)? else {
         ctx.hit(false);
