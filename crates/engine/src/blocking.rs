@@ -366,26 +366,20 @@ impl Engine {
 }
 
 /// Parse a blocking command's timeout: seconds as a double (`0.1`), `0` for
-/// none. Like Redis, the value is rounded up to whole milliseconds first, so a
-/// tiny negative value rounds to 0 and waits forever.
-pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<Duration>, CmdError> {
+/// none. Like Redis 7.0, the value is rounded up to whole milliseconds and
+/// converted to a 64-bit integer before the sign check: a tiny negative value
+/// rounds to 0 (wait forever), and one too large for the integer (`inf`,
+/// `1e300`) becomes negative.
+pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
     let secs = keel_store::num::parse_f64(arg)
         .ok_or_else(|| CmdError::err("timeout is not a float or out of range"))?;
     let ms = (secs * 1000.0).ceil();
-    if ms > i64::MAX as f64 {
-        return Err(CmdError::err("timeout is out of range"));
-    }
-    if ms < 0.0 {
+    // 2^63: the first value a signed 64-bit integer cannot hold.
+    if !(0.0..9_223_372_036_854_775_808.0).contains(&ms) {
         return Err(CmdError::err("timeout is negative"));
     }
-    let ms = ms as i64;
-    if ms == 0 {
-        return Ok(None);
-    }
-    if ms > i64::MAX - now_ms as i64 {
-        return Err(CmdError::err("timeout is out of range"));
-    }
-    Ok(Some(Duration::from_millis(ms as u64)))
+    let ms = ms as u64;
+    Ok((ms > 0).then(|| Duration::from_millis(ms)))
 }
 
 impl Ctx<'_> {
@@ -393,14 +387,16 @@ impl Ctx<'_> {
     /// non-blocking form: `Ok(Some(reply))` when it found data and acted,
     /// `Ok(None)` when every key is empty (and it changed nothing). Without
     /// data the client blocks on `keys` (in the selected database), except
-    /// inside EXEC or a script, where the command answers `timeout_reply` at
+    /// inside EXEC or a script, where the command answers `no_block_reply` at
     /// once. `argv` is the command as sent, re-run to serve the client later.
+    /// A wait that times out answers a null array, whatever the command: Redis
+    /// 7.0 does so even for BLMOVE, whose non-blocking nil is a null bulk.
     pub fn block_or_run(
         &mut self,
         argv: &[Bytes],
         keys: &[Bytes],
         timeout: Option<Duration>,
-        timeout_reply: Frame,
+        no_block_reply: Frame,
         mut attempt: impl FnMut(&mut Ctx<'_>) -> Result<Option<Frame>, CmdError>,
     ) -> Result<Frame, CmdError> {
         let engine = self.engine;
@@ -433,7 +429,7 @@ impl Ctx<'_> {
                 }
             }
             if behind {
-                engine.register_block(self.session, argv, keys, timeout, timeout_reply);
+                engine.register_block(self.session, argv, keys, timeout, Frame::NullArray);
                 self.ready.extend(keys.iter().cloned());
                 return Ok(Frame::Null);
             }
@@ -441,10 +437,10 @@ impl Ctx<'_> {
         match attempt(self)? {
             Some(reply) => Ok(reply),
             None if self.may_block() => {
-                engine.register_block(self.session, argv, keys, timeout, timeout_reply);
+                engine.register_block(self.session, argv, keys, timeout, Frame::NullArray);
                 Ok(Frame::Null)
             }
-            None => Ok(timeout_reply),
+            None => Ok(no_block_reply),
         }
     }
 }
@@ -490,7 +486,7 @@ mod tests {
     fn btake(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let argv = args.argv();
         let keys = &argv[1..argv.len() - 1];
-        let timeout = parse_timeout(&argv[argv.len() - 1], ctx.now_ms())?;
+        let timeout = parse_timeout(&argv[argv.len() - 1])?;
         ctx.block_or_run(argv, keys, timeout, Frame::NullArray, |ctx| {
             let now = ctx.now_ms();
             for k in keys {
@@ -658,28 +654,26 @@ mod tests {
 
     #[test]
     fn timeouts_parse_like_redis() {
-        let now = 1_700_000_000_000;
-        assert_eq!(parse_timeout(b"0", now), Ok(None));
-        assert_eq!(
-            parse_timeout(b"0.1", now),
-            Ok(Some(Duration::from_millis(100)))
-        );
-        assert_eq!(
-            parse_timeout(b"0.0001", now),
-            Ok(Some(Duration::from_millis(1)))
-        );
-        assert_eq!(parse_timeout(b"2", now), Ok(Some(Duration::from_secs(2))));
+        assert_eq!(parse_timeout(b"0"), Ok(None));
+        assert_eq!(parse_timeout(b"0.1"), Ok(Some(Duration::from_millis(100))));
+        assert_eq!(parse_timeout(b"0.0001"), Ok(Some(Duration::from_millis(1))));
+        assert_eq!(parse_timeout(b"2"), Ok(Some(Duration::from_secs(2))));
+        assert_eq!(parse_timeout(b"1e3"), Ok(Some(Duration::from_secs(1000))));
         // Rounded up to whole milliseconds before the sign check, as Redis does.
-        assert_eq!(parse_timeout(b"-0.0001", now), Ok(None));
+        assert_eq!(parse_timeout(b"-0.0001"), Ok(None));
         let neg = Err(CmdError::err("timeout is negative"));
-        assert_eq!(parse_timeout(b"-1", now), neg);
-        assert_eq!(parse_timeout(b"-inf", now), neg);
+        assert_eq!(parse_timeout(b"-1"), neg);
+        assert_eq!(parse_timeout(b"-inf"), neg);
+        // Too large for a 64-bit count of milliseconds: Redis's conversion
+        // wraps to a negative number.
+        assert_eq!(parse_timeout(b"inf"), neg);
+        assert_eq!(parse_timeout(b"1e300"), neg);
+        assert_eq!(parse_timeout(b"1e16"), neg);
+        assert!(matches!(parse_timeout(b"9e15"), Ok(Some(_))));
         let nan = Err(CmdError::err("timeout is not a float or out of range"));
-        assert_eq!(parse_timeout(b"abc", now), nan);
-        assert_eq!(parse_timeout(b"", now), nan);
-        assert_eq!(parse_timeout(b" 1", now), nan);
-        let range = Err(CmdError::err("timeout is out of range"));
-        assert_eq!(parse_timeout(b"inf", now), range);
-        assert_eq!(parse_timeout(b"1e300", now), range);
+        assert_eq!(parse_timeout(b"abc"), nan);
+        assert_eq!(parse_timeout(b"nan"), nan);
+        assert_eq!(parse_timeout(b""), nan);
+        assert_eq!(parse_timeout(b" 1"), nan);
     }
 }

@@ -206,7 +206,10 @@ async fn wait_blocked(
 ) -> Option<Frame> {
     let req = session.blocked.as_ref()?;
     let slot = req.slot.clone();
-    let deadline = req.timeout.map(|d| tokio::time::Instant::now() + d);
+    // A deadline past what the clock can represent is no deadline.
+    let deadline = req
+        .timeout
+        .and_then(|d| tokio::time::Instant::now().checked_add(d));
     let mut wait = BlockWait(slot.clone());
     loop {
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
