@@ -74,17 +74,18 @@ impl BlockSlot {
     }
 }
 
-/// A future that resolves when the blocked client is served (`Some(reply)`) or
-/// its waiter is removed without a reply (`None`).
+/// A future that resolves when the blocked client's wait is over: served, or
+/// its waiter removed without a reply. The reply stays in the slot for
+/// [`Engine::block_reply`].
 pub struct BlockWait(pub Arc<BlockSlot>);
 
 impl Future for BlockWait {
-    type Output = Option<Frame>;
+    type Output = ();
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut s = self.0.state.lock();
         if s.closed {
-            return Poll::Ready(s.reply.take());
+            return Poll::Ready(());
         }
         s.waker = Some(cx.waker().clone());
         Poll::Pending

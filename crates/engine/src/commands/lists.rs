@@ -210,10 +210,7 @@ pub(crate) type Popped = (Bytes, Vec<Vec<u8>>);
 
 /// Pop from the first of `m.keys` holding a non-empty list; `None` when none
 /// does. WRONGTYPE for a key of another type met before that list.
-pub(crate) fn mpop(
-    ctx: &mut Ctx<'_>,
-    m: &MpopArgs<'_>,
-) -> Result<Option<Popped>, CmdError> {
+pub(crate) fn mpop(ctx: &mut Ctx<'_>, m: &MpopArgs<'_>) -> Result<Option<Popped>, CmdError> {
     for key in m.keys {
         if let Some(popped) = pop_from(ctx, key, m.end, m.count)? {
             if !popped.is_empty() {

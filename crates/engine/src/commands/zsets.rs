@@ -240,7 +240,12 @@ fn zadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             "XX and NX options at the same time are not compatible",
         ));
     }
-    if [flags.gt, flags.lt, flags.nx].iter().filter(|&&f| f).count() > 1 {
+    if [flags.gt, flags.lt, flags.nx]
+        .iter()
+        .filter(|&&f| f)
+        .count()
+        > 1
+    {
         return Err(CmdError::err(
             "GT, LT, and/or NX options at the same time are not compatible",
         ));
