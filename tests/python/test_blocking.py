@@ -605,3 +605,25 @@ def test_client_kill_while_blocked(r, clients):
     wait_blocked(r, 0)
     r.rpush("k", "v")
     assert r.llen("k") == 1
+
+
+def test_data_under_a_waiter_of_another_type_is_taken_at_once(r, clients):
+    c = clients()
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(c.bzpopmin, ["k"], 5)
+        wait_blocked(r, 1)
+        r.rpush("k", "v")
+        assert r.blpop(["k"], 1) == ("k", "v")
+        r.zadd("k", {"m": 2})
+        assert fut.result(timeout=5) == ("k", "m", 2.0)
+
+
+def test_a_served_command_counts_one_call(r, clients):
+    r.config_resetstat()
+    c = clients()
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(c.blpop, ["k"], 5)
+        wait_blocked(r, 1)
+        r.rpush("k", "v")
+        assert fut.result(timeout=5) == ("k", "v")
+    assert r.info("commandstats")["cmdstat_blpop"]["calls"] == 1

@@ -338,9 +338,11 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     // (EXEC's queued commands count their own).
     let dirty = ctx.dirty - dirty_before.max(ctx.dirty_counted);
     ctx.dirty_counted = ctx.dirty;
+    // Serving a blocked client re-runs its command: one call, counted when sent.
+    let calls = u64::from(ctx.session.serving.is_none());
     engine.stats.with_local(ncmds, |ts| {
         let c = &ts.cmds[id];
-        bump(&c.calls, 1);
+        bump(&c.calls, calls);
         bump(&c.usec, usec);
         if is_err {
             bump(&c.failed, 1);

@@ -493,4 +493,19 @@ mod tests {
         assert!(t.session.blocked.is_none());
         assert_eq!(t.engine.blocking.blocked_clients(), 0);
     }
+
+    #[test]
+    fn a_new_client_with_data_there_is_served_behind_earlier_waiters() {
+        let mut t = TestEngine::new();
+        let mut zwaiter = t.other_session();
+        let mut pusher = t.other_session();
+        t.run_as(&mut zwaiter, &["BZPOPMIN", "k", "0"]);
+        t.run_as(&mut pusher, &["RPUSH", "k", "v"]);
+        // The earlier waiter cannot take a list element; the new client
+        // queues behind it and is served before its command returns.
+        t.run(&["BLPOP", "k", "0"]);
+        assert!(t.session.blocked.is_some());
+        assert_eq!(t.engine.block_reply(&mut t.session), Some(arr(&["k", "v"])));
+        assert_eq!(t.engine.blocking.blocked_clients(), 1);
+    }
 }
