@@ -75,14 +75,15 @@ impl ListDeque {
 /// Redis's fixed size ceiling for a node when the limit counts elements.
 const COUNT_MODE_MAX_BYTES: usize = 8192;
 
-/// Whether a packed list of `bytes` encoded bytes and `count` elements stays
-/// within `list-max-listpack-size` (Redis's node limit: positive counts
+/// Whether a packed list of `bytes` encoded bytes and `count()` elements
+/// stays within `list-max-listpack-size` (Redis's node limit: positive counts
 /// elements, 0 means one, -1..-5 allow 4..64 KiB and lower values 64 KiB).
-fn fits(limits: &CompactLimits, bytes: usize, count: usize) -> bool {
+/// The count is only taken when the limit is a count: it costs a scan.
+fn fits(limits: &CompactLimits, bytes: usize, count: impl FnOnce() -> usize) -> bool {
     let fill = limits.list_size;
     if fill >= 0 {
         let max = usize::try_from(fill).unwrap_or(usize::MAX).max(1);
-        bytes <= COUNT_MODE_MAX_BYTES && count <= max
+        bytes <= COUNT_MODE_MAX_BYTES && count() <= max
     } else {
         let level = (fill.unsigned_abs() - 1).min(4);
         bytes <= 4096usize << level
@@ -175,7 +176,7 @@ fn to_deque(p: &Packed) -> ListDeque {
 fn make_room(v: &mut Value, add_count: usize, add_bytes: usize, limits: &CompactLimits) {
     if let Value::ListPacked(p) = v {
         let bytes = p.heap_bytes() + add_bytes + add_count;
-        if !fits(limits, bytes, p.len() + add_count) {
+        if !fits(limits, bytes, || p.len() + add_count) {
             *v = Value::List(Box::new(to_deque(p)));
         }
     }
@@ -752,7 +753,7 @@ mod tests {
                 }
                 check(&v, &model)?;
                 if let Value::ListPacked(p) = &v {
-                    prop_assert!(fits(&l, p.heap_bytes(), p.len()) || p.len() <= 1,
+                    prop_assert!(fits(&l, p.heap_bytes(), || p.len()) || p.len() <= 1,
                         "packed list past its limit: {} bytes, {} elements", p.heap_bytes(), p.len());
                 }
             }

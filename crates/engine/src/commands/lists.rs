@@ -15,8 +15,10 @@ use keel_resp::Frame;
 use keel_store::list::{self, End};
 use keel_store::Value;
 
-pub(crate) static COMMANDS: &[&CommandSpec] =
-    &[&LPUSH, &RPUSH, &LPOP, &RPOP, &LLEN, &LRANGE, &LMOVE, &LMPOP];
+pub(crate) static COMMANDS: &[&CommandSpec] = &[
+    &LPUSH, &RPUSH, &LPUSHX, &RPUSHX, &LPOP, &RPOP, &LLEN, &LRANGE, &LINDEX, &LSET, &LINSERT,
+    &LREM, &LTRIM, &LPOS, &LMOVE, &RPOPLPUSH, &LMPOP,
+];
 
 fn bulk(v: Vec<u8>) -> Frame {
     Frame::Bulk(Bytes::from(v))
@@ -85,6 +87,10 @@ fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> {
 /// Push `elems` at `end` of the list at `key`, creating it when missing
 /// unless `only_existing` (LPUSHX). Returns the new length, `None` when
 /// nothing was pushed because the key is missing. Counts the change.
+///
+/// Every list command that creates a list key does it here (LPUSH, RPUSH,
+/// LMOVE, RPOPLPUSH and their blocking forms), so this is where a key
+/// becoming non-empty can be observed.
 pub(crate) fn push_to<B: AsRef<[u8]>>(
     ctx: &mut Ctx<'_>,
     key: &[u8],
@@ -209,11 +215,14 @@ pub(crate) fn parse_mpop<'a>(args: &mut Args<'a>) -> Result<MpopArgs<'a>, CmdErr
 pub(crate) type Popped = (Bytes, Vec<Vec<u8>>);
 
 /// Pop from the first of `m.keys` holding a non-empty list; `None` when none
-/// does. WRONGTYPE for a key of another type met before that list.
+/// does. WRONGTYPE for a key of another type met before that list. Only the
+/// key popped from counts as modified for WATCH.
 pub(crate) fn mpop(ctx: &mut Ctx<'_>, m: &MpopArgs<'_>) -> Result<Option<Popped>, CmdError> {
     for key in m.keys {
         if let Some(popped) = pop_from(ctx, key, m.end, m.count)? {
             if !popped.is_empty() {
+                let db = ctx.db();
+                ctx.modified(db, key);
                 return Ok(Some((key.clone(), popped)));
             }
         }
@@ -386,6 +395,235 @@ fn lrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     Ok(Frame::Array(items.unwrap_or_default()))
 }
 
+pub(crate) const LPUSHX: CommandSpec = CommandSpec {
+    name: "LPUSHX",
+    group: Group::List,
+    arity: -3,
+    flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Prepends one or more elements to a list only when the list exists.",
+    since: "2.2.0",
+    complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+    subcommands: &[],
+    run: lpushx,
+};
+
+fn lpushx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    push_cmd(ctx, args, End::Left, true)
+}
+
+pub(crate) const RPUSHX: CommandSpec = CommandSpec {
+    name: "RPUSHX",
+    group: Group::List,
+    arity: -3,
+    flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Appends an element to a list only when the list exists.",
+    since: "2.2.0",
+    complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+    subcommands: &[],
+    run: rpushx,
+};
+
+fn rpushx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    push_cmd(ctx, args, End::Right, true)
+}
+
+pub(crate) const LINDEX: CommandSpec = CommandSpec {
+    name: "LINDEX",
+    group: Group::List,
+    arity: 3,
+    flags: Flags::READONLY,
+    keys: Keys::single(1),
+    summary: "Returns an element from a list by its index.",
+    since: "1.0.0",
+    complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+    subcommands: &[],
+    run: lindex,
+};
+
+fn lindex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let raw = args.next_arg()?;
+    // Redis looks the key up before parsing the index: a missing key is nil
+    // whatever the index says.
+    let found = read_list(ctx, key, |v| parse_i64(raw).map(|i| list::index(v, i)))?;
+    Ok(found.transpose()?.flatten().map_or(Frame::Null, bulk))
+}
+
+pub(crate) const LSET: CommandSpec = CommandSpec {
+    name: "LSET",
+    group: Group::List,
+    arity: 4,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::single(1),
+    summary: "Sets the value of an element in a list by its index.",
+    since: "1.0.0",
+    complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+    subcommands: &[],
+    run: lset,
+};
+
+fn lset(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let raw = args.next_arg()?;
+    let elem = args.next_arg()?;
+    let limits = ctx.limits();
+    // The key is checked before the index is parsed, as in Redis.
+    let v = list_mut(ctx, key)?.ok_or(CmdError::NoSuchKey)?;
+    let i = parse_i64(raw)?;
+    if !list::set(v, i, elem, &limits) {
+        return Err(CmdError::err("index out of range"));
+    }
+    ctx.dirty(1);
+    Ok(Frame::ok())
+}
+
+pub(crate) const LINSERT: CommandSpec = CommandSpec {
+    name: "LINSERT",
+    group: Group::List,
+    arity: 5,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::single(1),
+    summary: "Inserts an element before or after another element in a list.",
+    since: "2.2.0",
+    complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+    subcommands: &[],
+    run: linsert,
+};
+
+fn linsert(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let place = args.next_arg()?;
+    let after = if crate::args::is(place, "AFTER") {
+        true
+    } else if crate::args::is(place, "BEFORE") {
+        false
+    } else {
+        return Err(CmdError::Syntax);
+    };
+    let pivot = args.next_arg()?;
+    let elem = args.next_arg()?;
+    let limits = ctx.limits();
+    let Some(v) = list_mut(ctx, key)? else {
+        return Ok(Frame::Integer(0));
+    };
+    match list::insert(v, pivot, after, elem, &limits) {
+        Some(n) => {
+            ctx.dirty(1);
+            Ok(Frame::Integer(n as i64))
+        }
+        None => Ok(Frame::Integer(-1)),
+    }
+}
+
+pub(crate) const LREM: CommandSpec = CommandSpec {
+    name: "LREM",
+    group: Group::List,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary: "Removes elements from a list. Deletes the list if the last element was removed.",
+    since: "1.0.0",
+    complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+    subcommands: &[],
+    run: lrem,
+};
+
+fn lrem(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let count = args.next_i64()?;
+    let elem = args.next_arg()?;
+    let Some(v) = list_mut(ctx, key)? else {
+        return Ok(Frame::Integer(0));
+    };
+    let removed = list::remove(v, count, elem);
+    if removed > 0 {
+        drop_if_empty(ctx, key)?;
+        ctx.dirty(removed as u64);
+    }
+    Ok(Frame::Integer(removed as i64))
+}
+
+pub(crate) const LTRIM: CommandSpec = CommandSpec {
+    name: "LTRIM",
+    group: Group::List,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary:
+        "Removes elements from both ends a list. Deletes the list if all elements were trimmed.",
+    since: "1.0.0",
+    complexity: "O(N) where N is the number of elements to be removed by the operation.",
+    subcommands: &[],
+    run: ltrim,
+};
+
+fn ltrim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let start = args.next_i64()?;
+    let stop = args.next_i64()?;
+    if let Some(v) = list_mut(ctx, key)? {
+        let before = list::len(v);
+        list::trim(v, start, stop);
+        let removed = before - list::len(v);
+        drop_if_empty(ctx, key)?;
+        ctx.dirty(removed as u64);
+    }
+    Ok(Frame::ok())
+}
+
+pub(crate) const LPOS: CommandSpec = CommandSpec {
+    name: "LPOS",
+    group: Group::List,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: Keys::single(1),
+    summary: "Returns the index of matching elements in a list.",
+    since: "6.0.6",
+    complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for the first match or the last match from the tail it is O(1) per element.",
+    subcommands: &[],
+    run: lpos,
+};
+
+fn lpos(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let elem = args.next_arg()?;
+    let (mut rank, mut count, mut maxlen) = (1i64, None, 0usize);
+    while let Some(opt) = args.next_opt() {
+        if args.is_empty() {
+            return Err(CmdError::Syntax);
+        }
+        if crate::args::is(opt, "RANK") {
+            rank = args.next_i64()?;
+            if rank == 0 {
+                return Err(CmdError::err(
+                    "RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
+                ));
+            }
+        } else if crate::args::is(opt, "COUNT") {
+            let negative = || CmdError::err("COUNT can't be negative");
+            let n = parse_i64(args.next_arg()?).map_err(|_| negative())?;
+            count = Some(usize::try_from(n).map_err(|_| negative())?);
+        } else if crate::args::is(opt, "MAXLEN") {
+            let negative = || CmdError::err("MAXLEN can't be negative");
+            let n = parse_i64(args.next_arg()?).map_err(|_| negative())?;
+            maxlen = usize::try_from(n).map_err(|_| negative())?;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let found = read_list(ctx, key, |v| {
+        list::positions(v, elem, rank, count.unwrap_or(1), maxlen)
+    })?
+    .unwrap_or_default();
+    let int = |i: usize| Frame::Integer(i as i64);
+    Ok(match count {
+        Some(_) => Frame::Array(found.into_iter().map(int).collect()),
+        None => found.first().map_or(Frame::Null, |&i| int(i)),
+    })
+}
+
 pub(crate) const LMOVE: CommandSpec = CommandSpec {
     name: "LMOVE",
     group: Group::List,
@@ -439,6 +677,25 @@ fn lmpop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Bytes::from(popped.len().to_string()),
     ]);
     Ok(mpop_reply(key, popped))
+}
+
+pub(crate) const RPOPLPUSH: CommandSpec = CommandSpec {
+    name: "RPOPLPUSH",
+    group: Group::List,
+    arity: 3,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::range(1, 2, 1),
+    summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.",
+    since: "1.2.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: rpoplpush,
+};
+
+fn rpoplpush(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let src = args.next_key()?;
+    let dst = args.next_key()?;
+    Ok(move_element(ctx, src, dst, End::Right, End::Left)?.map_or(Frame::Null, bulk))
 }
 
 #[cfg(test)]
@@ -586,5 +843,264 @@ mod tests {
             t.run(&["LMPOP", "2", "a", "s", "LEFT"]),
             error("WRONGTYPE Operation against a key holding the wrong kind of value")
         );
+    }
+
+    #[test]
+    fn edits_in_the_middle() {
+        let mut t = TestEngine::new();
+        assert_eq!(t.run(&["LPUSHX", "l", "a"]), int(0));
+        t.run(&["RPUSH", "l", "a", "b", "a", "c"]);
+        assert_eq!(t.run(&["RPUSHX", "l", "a"]), int(5));
+        assert_eq!(t.run(&["LINDEX", "l", "-2"]), bulk("c"));
+        assert_eq!(t.run(&["LINDEX", "nokey", "x"]), Frame::Null);
+        assert_eq!(t.run(&["LSET", "l", "1", "B"]), ok());
+        assert_eq!(
+            t.run(&["LSET", "l", "5", "B"]),
+            error("ERR index out of range")
+        );
+        assert_eq!(
+            t.run(&["LSET", "nokey", "x", "B"]),
+            error("ERR no such key")
+        );
+        assert_eq!(t.run(&["LINSERT", "l", "AFTER", "c", "d"]), int(6));
+        assert_eq!(t.run(&["LINSERT", "l", "BEFORE", "zz", "d"]), int(-1));
+        assert_eq!(t.run(&["LREM", "l", "-2", "a"]), int(2));
+        assert_eq!(
+            t.run(&["LRANGE", "l", "0", "-1"]),
+            arr(&["a", "B", "c", "d"])
+        );
+        assert_eq!(t.run(&["LPOS", "l", "c"]), int(2));
+        assert_eq!(
+            t.run(&["LPOS", "l", "a", "COUNT", "0", "RANK", "-1"]),
+            Frame::Array(vec![int(0)])
+        );
+        assert_eq!(t.run(&["LTRIM", "l", "1", "2"]), ok());
+        assert_eq!(t.run(&["LRANGE", "l", "0", "-1"]), arr(&["B", "c"]));
+        assert_eq!(t.run(&["RPOPLPUSH", "l", "m"]), bulk("c"));
+        assert_eq!(t.run(&["LTRIM", "l", "3", "4"]), ok());
+        assert_eq!(t.run(&["EXISTS", "l"]), int(0));
+    }
+
+    #[test]
+    fn lmpop_is_logged_as_the_pop_it_made() {
+        #[derive(Default)]
+        struct Recorder(parking_lot::Mutex<Vec<Vec<String>>>);
+        impl crate::engine::EffectSink for Recorder {
+            fn append(&self, _db: usize, argv: &[bytes::Bytes]) {
+                let argv = argv
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                self.0.lock().push(argv);
+            }
+        }
+        let sink = std::sync::Arc::new(Recorder::default());
+        let engine = crate::engine::EngineBuilder {
+            sink: Some(sink.clone()),
+            ..Default::default()
+        }
+        .build();
+        let mut s = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
+        let mut run = |argv: &[&str]| {
+            let argv = argv
+                .iter()
+                .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+                .collect();
+            engine.execute(&mut s, argv)
+        };
+        run(&["RPUSH", "b", "1", "2"]);
+        run(&["LMPOP", "2", "a", "b", "RIGHT", "COUNT", "5"]);
+        run(&["LMPOP", "2", "a", "b", "RIGHT"]);
+        let log = sink.0.lock().clone();
+        assert_eq!(
+            log,
+            vec![vec!["RPUSH", "b", "1", "2"], vec!["RPOP", "b", "2"],]
+        );
+    }
+
+    /// Random sequences of list commands over two keys agree with a model of
+    /// two deques, on both forms (the size limit of 2 converts early), and a
+    /// list that empties always takes its key with it.
+    #[test]
+    fn commands_match_a_model() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        use std::collections::VecDeque;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Push(usize, bool, Vec<&'static str>),
+            Pop(usize, bool, Option<usize>),
+            Rem(usize, i64, &'static str),
+            Trim(usize, i64, i64),
+            Set(usize, i64, &'static str),
+            Insert(usize, bool, &'static str, &'static str),
+            Move(usize, bool, bool),
+            Mpop(bool, usize),
+        }
+        let key = 0usize..2;
+        let elem = prop::sample::select(vec!["a", "b", "1", "-7"]);
+        let op = prop_oneof![
+            3 => (key.clone(), any::<bool>(), prop::collection::vec(elem.clone(), 1..4))
+                .prop_map(|(k, l, e)| Op::Push(k, l, e)),
+            1 => (key.clone(), any::<bool>(), prop::option::of(0usize..4))
+                .prop_map(|(k, l, c)| Op::Pop(k, l, c)),
+            1 => (key.clone(), -2i64..3, elem.clone()).prop_map(|(k, c, e)| Op::Rem(k, c, e)),
+            1 => (key.clone(), -4i64..4, -4i64..4).prop_map(|(k, a, b)| Op::Trim(k, a, b)),
+            1 => (key.clone(), -4i64..4, elem.clone()).prop_map(|(k, i, e)| Op::Set(k, i, e)),
+            1 => (key.clone(), any::<bool>(), elem.clone(), elem)
+                .prop_map(|(k, a, p, e)| Op::Insert(k, a, p, e)),
+            1 => (key, any::<bool>(), any::<bool>()).prop_map(|(k, f, t)| Op::Move(k, f, t)),
+            1 => (any::<bool>(), 1usize..4).prop_map(|(l, c)| Op::Mpop(l, c)),
+        ];
+        let keys = ["k", "k2"];
+        let side = |left: bool| if left { "LEFT" } else { "RIGHT" };
+        let mut runner = TestRunner::new(Config {
+            cases: 150,
+            ..Config::default()
+        });
+        runner
+            .run(&prop::collection::vec(op, 1..40), |ops| {
+                let mut t = TestEngine::new();
+                t.run(&["CONFIG", "SET", "list-max-listpack-size", "2"]);
+                let mut model: [VecDeque<&str>; 2] = [VecDeque::new(), VecDeque::new()];
+                for op in &ops {
+                    match op.clone() {
+                        Op::Push(k, left, elems) => {
+                            let mut argv = vec![if left { "LPUSH" } else { "RPUSH" }, keys[k]];
+                            argv.extend(&elems);
+                            t.run(&argv);
+                            for e in elems {
+                                if left {
+                                    model[k].push_front(e)
+                                } else {
+                                    model[k].push_back(e)
+                                }
+                            }
+                        }
+                        Op::Pop(k, left, count) => {
+                            let n = count.unwrap_or(1).to_string();
+                            let mut argv = vec![if left { "LPOP" } else { "RPOP" }, keys[k]];
+                            if count.is_some() {
+                                argv.push(&n);
+                            }
+                            t.run(&argv);
+                            for _ in 0..count.unwrap_or(1) {
+                                if left {
+                                    model[k].pop_front();
+                                } else {
+                                    model[k].pop_back();
+                                }
+                            }
+                        }
+                        Op::Rem(k, count, e) => {
+                            t.run(&["LREM", keys[k], &count.to_string(), e]);
+                            let mut idx: Vec<usize> =
+                                (0..model[k].len()).filter(|&i| model[k][i] == e).collect();
+                            if count < 0 {
+                                idx.reverse();
+                            }
+                            if count != 0 {
+                                idx.truncate(count.unsigned_abs() as usize);
+                            }
+                            idx.sort_unstable();
+                            for i in idx.into_iter().rev() {
+                                model[k].remove(i);
+                            }
+                        }
+                        Op::Trim(k, a, b) => {
+                            t.run(&["LTRIM", keys[k], &a.to_string(), &b.to_string()]);
+                            let n = model[k].len() as i64;
+                            let s = if a < 0 { (a + n).max(0) } else { a };
+                            let e = if b < 0 { b + n } else { b.min(n - 1) };
+                            model[k] = if s <= e && s < n {
+                                model[k].range(s as usize..=e as usize).copied().collect()
+                            } else {
+                                VecDeque::new()
+                            };
+                        }
+                        Op::Set(k, i, e) => {
+                            t.run(&["LSET", keys[k], &i.to_string(), e]);
+                            let n = model[k].len() as i64;
+                            let at = if i < 0 { i + n } else { i };
+                            if (0..n).contains(&at) {
+                                model[k][at as usize] = e;
+                            }
+                        }
+                        Op::Insert(k, after, pivot, e) => {
+                            let place = if after { "AFTER" } else { "BEFORE" };
+                            t.run(&["LINSERT", keys[k], place, pivot, e]);
+                            if let Some(p) = model[k].iter().position(|m| *m == pivot) {
+                                model[k].insert(p + usize::from(after), e);
+                            }
+                        }
+                        Op::Move(k, from, to) => {
+                            let got = t.run(&["LMOVE", keys[k], keys[1 - k], side(from), side(to)]);
+                            let popped = if from {
+                                model[k].pop_front()
+                            } else {
+                                model[k].pop_back()
+                            };
+                            prop_assert_eq!(got, popped.map_or(Frame::Null, bulk));
+                            if let Some(e) = popped {
+                                if to {
+                                    model[1 - k].push_front(e)
+                                } else {
+                                    model[1 - k].push_back(e)
+                                }
+                            }
+                        }
+                        Op::Mpop(left, count) => {
+                            let c = count.to_string();
+                            t.run(&["LMPOP", "2", "k", "k2", side(left), "COUNT", &c]);
+                            if let Some(m) = model.iter_mut().find(|m| !m.is_empty()) {
+                                for _ in 0..count {
+                                    if left {
+                                        m.pop_front();
+                                    } else {
+                                        m.pop_back();
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for (k, m) in model.iter().enumerate() {
+                        let expect: Vec<&str> = m.iter().copied().collect();
+                        prop_assert_eq!(t.run(&["LRANGE", keys[k], "0", "-1"]), arr(&expect));
+                        prop_assert_eq!(
+                            t.run(&["EXISTS", keys[k]]),
+                            int(i64::from(!m.is_empty())),
+                            "after {:?}",
+                            op
+                        );
+                    }
+                }
+                Ok(())
+            })
+            .expect("list commands agree with the model");
+    }
+
+    #[test]
+    fn lmpop_invalidates_only_the_key_it_popped() {
+        let mut t = TestEngine::new();
+        let mut other = t.other_session();
+        t.run(&["RPUSH", "a", "1"]);
+        t.run(&["RPUSH", "b", "1"]);
+        t.run_as(&mut other, &["WATCH", "b"]);
+        t.run_as(&mut other, &["MULTI"]);
+        t.run_as(&mut other, &["PING"]);
+        assert_eq!(
+            t.run(&["LMPOP", "2", "a", "b", "LEFT"]),
+            Frame::Array(vec![bulk("a"), arr(&["1"])])
+        );
+        assert_eq!(
+            t.run_as(&mut other, &["EXEC"]),
+            Frame::Array(vec![Frame::Simple("PONG".into())])
+        );
+        t.run_as(&mut other, &["WATCH", "b"]);
+        t.run_as(&mut other, &["MULTI"]);
+        t.run_as(&mut other, &["PING"]);
+        t.run(&["LMPOP", "2", "a", "b", "LEFT"]);
+        assert_eq!(t.run_as(&mut other, &["EXEC"]), Frame::NullArray);
     }
 }
