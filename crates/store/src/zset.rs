@@ -441,7 +441,19 @@ impl ScoreBound {
             Some((b'(', rest)) => (true, rest),
             _ => (false, s),
         };
-        crate::num::parse_f64(num).map(|value| ScoreBound { value, exclusive })
+        // Redis reads bounds with a bare strtod: leading spaces are skipped and
+        // an empty number reads as 0.
+        let start = num
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(num.len());
+        let num = &num[start..];
+        let value = if num.is_empty() {
+            0.0
+        } else {
+            crate::num::parse_f64(num)?
+        };
+        Some(ScoreBound { value, exclusive })
     }
 }
 
@@ -906,6 +918,51 @@ pub fn pop(v: &mut Value, max: bool, count: usize) -> Vec<(Vec<u8>, f64)> {
     out
 }
 
+/// One ZSCAN step: members (with scores) from `cursor` on, at least `count`
+/// when that many remain, and the cursor to continue from (0 when done). A
+/// packed set is returned whole. The general form walks members in the order
+/// of a fixed hash of their bytes, so a member present for the whole scan is
+/// returned exactly once whatever is added or removed meanwhile. Each step
+/// is linear in the set's size.
+pub fn scan(v: &Value, cursor: u64, count: usize, out: &mut Vec<(Vec<u8>, f64)>) -> u64 {
+    match v {
+        Value::ZSetPacked(_) => {
+            if cursor == 0 {
+                out.extend(to_vec(v));
+            }
+            0
+        }
+        Value::ZSet(z) => {
+            let Ok(from) = u32::try_from(cursor) else {
+                return 0;
+            };
+            let mut cand: Vec<(u32, u32)> = z
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (member_hash(n.member.as_slice()) as u32, i as u32))
+                .filter(|&(h, _)| h >= from)
+                .collect();
+            let count = count.max(1);
+            let boundary = if cand.len() <= count {
+                None
+            } else {
+                cand.select_nth_unstable_by_key(count - 1, |c| c.0);
+                Some(cand[count - 1].0)
+            };
+            for &(h, i) in &cand {
+                if boundary.is_none_or(|b| h <= b) {
+                    if let Some((m, s)) = z.slot(i as usize) {
+                        out.push((m.to_vec(), s));
+                    }
+                }
+            }
+            boundary.and_then(|b| b.checked_add(1)).map_or(0, u64::from)
+        }
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1020,6 +1077,44 @@ mod tests {
     }
 
     #[test]
+    fn scan_returns_each_member_once() {
+        let l = limits(4, 64);
+        let mut v = create(100, 1, &l);
+        for i in 0..100 {
+            add(
+                &mut v,
+                format!("m{i}").as_bytes(),
+                f64::from(i),
+                plain(),
+                &l,
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = 0;
+        let mut calls = 0;
+        loop {
+            let mut out = Vec::new();
+            cursor = scan(&v, cursor, 7, &mut out);
+            calls += 1;
+            for (m, _) in out {
+                assert!(seen.insert(m), "returned twice");
+            }
+            // Removing members as the scan goes must not hide the others.
+            remove(&mut v, format!("m{}", calls * 3).as_bytes());
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert!(calls > 5);
+        for i in 0..100 {
+            let m = format!("m{i}").into_bytes();
+            if score(&v, &m).is_some() {
+                assert!(seen.contains(&m), "missed m{i}");
+            }
+        }
+    }
+
+    #[test]
     fn parses_ranges() {
         assert_eq!(
             ScoreBound::parse(b"(1.5"),
@@ -1032,7 +1127,16 @@ mod tests {
             ScoreBound::parse(b"-inf").map(|b| b.value),
             Some(f64::NEG_INFINITY)
         );
-        assert_eq!(ScoreBound::parse(b"("), None);
+        assert_eq!(
+            ScoreBound::parse(b"("),
+            Some(ScoreBound {
+                value: 0.0,
+                exclusive: true
+            })
+        );
+        assert_eq!(ScoreBound::parse(b" 2").map(|b| b.value), Some(2.0));
+        assert_eq!(ScoreBound::parse(b"2 "), None);
+        assert_eq!(ScoreBound::parse(b"-"), None);
         assert_eq!(ScoreBound::parse(b"nan"), None);
         assert_eq!(LexBound::parse(b"[a"), Some(LexBound::Incl(b"a".to_vec())));
         assert_eq!(LexBound::parse(b"+"), Some(LexBound::PosInf));

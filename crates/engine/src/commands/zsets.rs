@@ -24,6 +24,26 @@ pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &ZREVRANGEBYSCORE,
     &ZRANGEBYLEX,
     &ZREVRANGEBYLEX,
+    &ZRANGESTORE,
+    &ZREM,
+    &ZMSCORE,
+    &ZINCRBY,
+    &ZCOUNT,
+    &ZLEXCOUNT,
+    &ZRANK,
+    &ZREVRANK,
+    &ZREMRANGEBYRANK,
+    &ZREMRANGEBYSCORE,
+    &ZREMRANGEBYLEX,
+    &ZUNION,
+    &ZINTER,
+    &ZDIFF,
+    &ZUNIONSTORE,
+    &ZINTERSTORE,
+    &ZDIFFSTORE,
+    &ZINTERCARD,
+    &ZRANDMEMBER,
+    &ZSCAN,
 ];
 
 /// Members with their scores, as a command gets them from the store.
@@ -119,6 +139,8 @@ pub(crate) fn pop_from(
     let popped = zset::pop(v, max, count);
     if !popped.is_empty() {
         ctx.dirty(popped.len() as u64);
+        let db = ctx.db();
+        ctx.modified(db, key);
         drop_if_empty(ctx, key)?;
     }
     Ok(Some(popped))
@@ -706,6 +728,885 @@ fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdEr
     range_command(ctx, args, RangeForm::Lex { rev: true })
 }
 
+// ---------------------------------------------------------------------------
+// ZRANGESTORE
+// ---------------------------------------------------------------------------
+
+/// Replace `dst` with a sorted set of `pairs` (deleting it when there are
+/// none); returns how many members it holds. Counts as a change of `dst` only.
+fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], pairs: &[(Vec<u8>, f64)]) -> Result<i64, CmdError> {
+    let now = ctx.now_ms();
+    let limits = ctx.limits();
+    let db = ctx.db();
+    let table = ctx.table(dst)?;
+    if pairs.is_empty() {
+        if table.remove(dst, now).is_some() {
+            ctx.dirty(1);
+            ctx.modified(db, dst);
+        }
+        return Ok(0);
+    }
+    table.insert(dst, zset::from_pairs(pairs, &limits), 0, now);
+    ctx.dirty(1);
+    ctx.modified(db, dst);
+    Ok(pairs.len() as i64)
+}
+
+pub(crate) const ZRANGESTORE: CommandSpec = CommandSpec {
+    name: "ZRANGESTORE",
+    group: Group::SortedSet,
+    arity: -5,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: Keys::range(1, 2, 1),
+    summary: "Stores a range of members from sorted set in a key.",
+    since: "6.2.0",
+    complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
+    subcommands: &[],
+    run: zrangestore,
+};
+
+fn zrangestore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let dst = args.next_key()?;
+    let src = args.next_key()?;
+    let q = parse_range(args, RangeForm::Unified)?;
+    if q.withscores {
+        return Err(CmdError::Syntax);
+    }
+    let pairs = read(ctx, src)?
+        .map(|v| run_query(v, &q))
+        .unwrap_or_default();
+    Ok(Frame::Integer(store_result(ctx, dst, &pairs)?))
+}
+
+// ---------------------------------------------------------------------------
+// ZREM, ZMSCORE, ZINCRBY, ZCOUNT, ZLEXCOUNT, ZRANK, ZREVRANK
+// ---------------------------------------------------------------------------
+
+pub(crate) const ZREM: CommandSpec = CommandSpec {
+    name: "ZREM",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::WRITE.union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.",
+    since: "1.2.0",
+    complexity: "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
+    subcommands: &[],
+    run: zrem,
+};
+
+fn zrem(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let members = args.rest();
+    let Some(v) = write(ctx, key)? else {
+        return Ok(Frame::Integer(0));
+    };
+    let removed = members.iter().filter(|m| zset::remove(v, m)).count();
+    if removed > 0 {
+        ctx.dirty(removed as u64);
+        drop_if_empty(ctx, key)?;
+    }
+    Ok(Frame::Integer(removed as i64))
+}
+
+pub(crate) const ZMSCORE: CommandSpec = CommandSpec {
+    name: "ZMSCORE",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY.union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Returns the score of one or more members in a sorted set.",
+    since: "6.2.0",
+    complexity: "O(N) where N is the number of members being requested.",
+    subcommands: &[],
+    run: zmscore,
+};
+
+fn zmscore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let members = args.rest();
+    let v = read(ctx, key)?;
+    let found = v.is_some();
+    let scores = members
+        .iter()
+        .map(|m| {
+            v.and_then(|v| zset::score(v, m))
+                .map_or(Frame::Null, Frame::Double)
+        })
+        .collect();
+    ctx.hit(found);
+    Ok(Frame::Array(scores))
+}
+
+pub(crate) const ZINCRBY: CommandSpec = CommandSpec {
+    name: "ZINCRBY",
+    group: Group::SortedSet,
+    arity: 4,
+    flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Increments the score of a member in a sorted set.",
+    since: "1.2.0",
+    complexity: "O(log(N)) where N is the number of elements in the sorted set.",
+    subcommands: &[],
+    run: zincrby,
+};
+
+fn zincrby(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let by = parse_score(args.next_arg()?)?;
+    let member = args.next_arg()?;
+    let limits = ctx.limits();
+    let now = ctx.now_ms();
+    if write(ctx, key)?.is_none() {
+        let fresh = zset::create(1, member.len(), &limits);
+        ctx.table(key)?.insert(key, fresh, 0, now);
+    }
+    let Some(v) = write(ctx, key)? else {
+        return Err(CmdError::Internal("ZINCRBY".into()));
+    };
+    let flags = AddFlags {
+        incr: true,
+        ..AddFlags::default()
+    };
+    let outcome = zset::add(v, member, by, flags, &limits);
+    drop_if_empty(ctx, key)?;
+    match outcome {
+        AddOutcome::Added(s) | AddOutcome::Updated(s) => {
+            ctx.dirty(1);
+            Ok(Frame::Double(s))
+        }
+        AddOutcome::Unchanged(s) => Ok(Frame::Double(s)),
+        AddOutcome::NotANumber => Err(nan_error()),
+        AddOutcome::Skipped => Ok(Frame::Null),
+    }
+}
+
+pub(crate) const ZCOUNT: CommandSpec = CommandSpec {
+    name: "ZCOUNT",
+    group: Group::SortedSet,
+    arity: 4,
+    flags: Flags::READONLY.union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Returns the count of members in a sorted set that have scores within a range.",
+    since: "2.0.0",
+    complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+    subcommands: &[],
+    run: zcount,
+};
+
+fn score_range_arg(args: &mut Args<'_>) -> Result<ScoreRange, CmdError> {
+    let min = args.next_arg()?;
+    let max = args.next_arg()?;
+    ScoreRange::parse(min, max).ok_or_else(|| CmdError::err("min or max is not a float"))
+}
+
+fn lex_range_arg(args: &mut Args<'_>) -> Result<LexRange, CmdError> {
+    let min = args.next_arg()?;
+    let max = args.next_arg()?;
+    LexRange::parse(min, max).ok_or_else(|| CmdError::err("min or max not valid string range item"))
+}
+
+fn zcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let range = score_range_arg(args)?;
+    let n = read(ctx, key)?.map(|v| {
+        let (a, b) = zset::score_span(v, &range);
+        b - a
+    });
+    ctx.hit(n.is_some());
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+pub(crate) const ZLEXCOUNT: CommandSpec = CommandSpec {
+    name: "ZLEXCOUNT",
+    group: Group::SortedSet,
+    arity: 4,
+    flags: Flags::READONLY.union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Returns the number of members in a sorted set within a lexicographical range.",
+    since: "2.8.9",
+    complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+    subcommands: &[],
+    run: zlexcount,
+};
+
+fn zlexcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let range = lex_range_arg(args)?;
+    let n = read(ctx, key)?.map(|v| {
+        let (a, b) = zset::lex_span(v, &range);
+        b - a
+    });
+    ctx.hit(n.is_some());
+    Ok(Frame::Integer(n.unwrap_or(0) as i64))
+}
+
+pub(crate) const ZRANK: CommandSpec = CommandSpec {
+    name: "ZRANK",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY.union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Returns the index of a member in a sorted set ordered by ascending scores.",
+    since: "2.0.0",
+    complexity: "O(log(N))",
+    subcommands: &[],
+    run: zrank,
+};
+
+fn zrank(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    rank_command(ctx, args, false)
+}
+
+pub(crate) const ZREVRANK: CommandSpec = CommandSpec {
+    name: "ZREVRANK",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY.union(Flags::FAST),
+    keys: Keys::single(1),
+    summary: "Returns the index of a member in a sorted set ordered by descending scores.",
+    since: "2.0.0",
+    complexity: "O(log(N))",
+    subcommands: &[],
+    run: zrevrank,
+};
+
+fn zrevrank(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    rank_command(ctx, args, true)
+}
+
+/// ZRANK / ZREVRANK with Redis 7.2's optional WITHSCORE.
+fn rank_command(ctx: &mut Ctx<'_>, args: &mut Args<'_>, rev: bool) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let member = args.next_arg()?;
+    let withscore = match args.next_opt() {
+        None => false,
+        Some(a) if is(a, "WITHSCORE") => true,
+        Some(_) => return Err(CmdError::Syntax),
+    };
+    args.finish()?;
+    let found = read(ctx, key)?.map(|v| {
+        let len = zset::len(v);
+        zset::rank(v, member).map(|(r, s)| (if rev { len - 1 - r } else { r }, s))
+    });
+    ctx.hit(found.is_some());
+    Ok(match (found.flatten(), withscore) {
+        (None, false) => Frame::Null,
+        (None, true) => Frame::NullArray,
+        (Some((r, _)), false) => Frame::Integer(r as i64),
+        (Some((r, s)), true) => Frame::Array(vec![Frame::Integer(r as i64), Frame::Double(s)]),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX
+// ---------------------------------------------------------------------------
+
+fn remove_range(ctx: &mut Ctx<'_>, key: &[u8], by: RangeBy) -> Result<Frame, CmdError> {
+    let Some(v) = write(ctx, key)? else {
+        return Ok(Frame::Integer(0));
+    };
+    let (a, b) = match &by {
+        RangeBy::Rank(s, e) => rank_span(*s, *e, zset::len(v), false),
+        RangeBy::Score(r) => zset::score_span(v, r),
+        RangeBy::Lex(r) => zset::lex_span(v, r),
+    };
+    let removed = zset::remove_span(v, a, b);
+    if removed > 0 {
+        ctx.dirty(removed as u64);
+        drop_if_empty(ctx, key)?;
+    }
+    Ok(Frame::Integer(removed as i64))
+}
+
+pub(crate) const ZREMRANGEBYRANK: CommandSpec = CommandSpec {
+    name: "ZREMRANGEBYRANK",
+    group: Group::SortedSet,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary: "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.",
+    since: "2.0.0",
+    complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+    subcommands: &[],
+    run: zremrangebyrank,
+};
+
+fn zremrangebyrank(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let start = parse_i64(args.next_arg()?)?;
+    let stop = parse_i64(args.next_arg()?)?;
+    remove_range(ctx, key, RangeBy::Rank(start, stop))
+}
+
+pub(crate) const ZREMRANGEBYSCORE: CommandSpec = CommandSpec {
+    name: "ZREMRANGEBYSCORE",
+    group: Group::SortedSet,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary: "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.",
+    since: "1.2.0",
+    complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+    subcommands: &[],
+    run: zremrangebyscore,
+};
+
+fn zremrangebyscore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let range = score_range_arg(args)?;
+    remove_range(ctx, key, RangeBy::Score(range))
+}
+
+pub(crate) const ZREMRANGEBYLEX: CommandSpec = CommandSpec {
+    name: "ZREMRANGEBYLEX",
+    group: Group::SortedSet,
+    arity: 4,
+    flags: Flags::WRITE,
+    keys: Keys::single(1),
+    summary: "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.",
+    since: "2.8.9",
+    complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+    subcommands: &[],
+    run: zremrangebylex,
+};
+
+fn zremrangebylex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let range = lex_range_arg(args)?;
+    remove_range(ctx, key, RangeBy::Lex(range))
+}
+
+// ---------------------------------------------------------------------------
+// ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetOp {
+    Union,
+    Inter,
+    Diff,
+}
+
+impl SetOp {
+    fn name(self, store: bool) -> &'static str {
+        match (self, store) {
+            (SetOp::Union, false) => "zunion",
+            (SetOp::Inter, false) => "zinter",
+            (SetOp::Diff, false) => "zdiff",
+            (SetOp::Union, true) => "zunionstore",
+            (SetOp::Inter, true) => "zinterstore",
+            (SetOp::Diff, true) => "zdiffstore",
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+impl Aggregate {
+    fn apply(self, acc: f64, v: f64) -> f64 {
+        match self {
+            // Redis turns inf + -inf into 0 rather than NaN.
+            Aggregate::Sum => {
+                let s = acc + v;
+                if s.is_nan() {
+                    0.0
+                } else {
+                    s
+                }
+            }
+            Aggregate::Min => acc.min(v),
+            Aggregate::Max => acc.max(v),
+        }
+    }
+}
+
+/// Members and scores of a ZUNION-like input: a sorted set, or a set whose
+/// members all score 1. Missing keys are empty; other types are WRONGTYPE.
+fn read_input(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Pairs>, CmdError> {
+    let now = ctx.now_ms();
+    let Some(e) = ctx.table(key)?.get(key, now) else {
+        return Ok(None);
+    };
+    match &e.value {
+        v @ (Value::ZSetPacked(_) | Value::ZSet(_)) => Ok(Some(zset::to_vec(v))),
+        Value::SetInts(p) | Value::SetPacked(p) => {
+            Ok(Some(p.iter().map(|m| (m.to_vec(), 1.0)).collect()))
+        }
+        Value::Set(s) => Ok(Some(
+            s.members
+                .iter()
+                .map(|m| (m.as_slice().to_vec(), 1.0))
+                .collect(),
+        )),
+        _ => Err(CmdError::WrongType),
+    }
+}
+
+/// Parse `numkeys key...` from a ZUNION-like command; the error for a count
+/// below 1 names the command.
+fn numkeys_and_keys<'a>(args: &mut Args<'a>, name: &str) -> Result<&'a [Bytes], CmdError> {
+    let n = parse_i64(args.next_arg()?)?;
+    if n < 1 {
+        return Err(CmdError::err(format!(
+            "at least 1 input key is needed for '{name}' command"
+        )));
+    }
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    if n > args.remaining() {
+        return Err(CmdError::Syntax);
+    }
+    let all = args.rest();
+    let (keys, rest) = all.split_at(n);
+    *args = Args::new(rest, 0);
+    Ok(keys)
+}
+
+struct Combined {
+    pairs: Pairs,
+    withscores: bool,
+}
+
+fn combine(
+    ctx: &mut Ctx<'_>,
+    args: &mut Args<'_>,
+    op: SetOp,
+    store: bool,
+) -> Result<Combined, CmdError> {
+    let keys = numkeys_and_keys(args, op.name(store))?;
+    let mut weights: Option<Vec<f64>> = None;
+    let mut aggregate = Aggregate::Sum;
+    let mut withscores = false;
+    while let Some(opt) = args.next_opt() {
+        if op != SetOp::Diff && is(opt, "WEIGHTS") {
+            if args.remaining() < keys.len() {
+                return Err(CmdError::Syntax);
+            }
+            let mut w = Vec::with_capacity(keys.len());
+            for _ in 0..keys.len() {
+                let raw = args.next_arg()?;
+                w.push(
+                    keel_store::num::parse_f64(raw)
+                        .ok_or_else(|| CmdError::err("weight value is not a float"))?,
+                );
+            }
+            weights = Some(w);
+        } else if op != SetOp::Diff && is(opt, "AGGREGATE") {
+            let a = args.next_arg()?;
+            aggregate = if is(a, "SUM") {
+                Aggregate::Sum
+            } else if is(a, "MIN") {
+                Aggregate::Min
+            } else if is(a, "MAX") {
+                Aggregate::Max
+            } else {
+                return Err(CmdError::Syntax);
+            };
+        } else if !store && is(opt, "WITHSCORES") {
+            withscores = true;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    // Every input is type-checked before any work, as in Redis.
+    let mut inputs = Vec::with_capacity(keys.len());
+    for key in keys {
+        inputs.push(read_input(ctx, key)?.unwrap_or_default());
+    }
+    let weight = |i: usize| {
+        weights
+            .as_ref()
+            .and_then(|w| w.get(i))
+            .copied()
+            .unwrap_or(1.0)
+    };
+    let weighted = |w: f64, s: f64| {
+        let v = w * s;
+        // 0 * inf: Redis scores it 0.
+        if v.is_nan() {
+            0.0
+        } else {
+            v
+        }
+    };
+    let mut acc: hashbrown::HashMap<Vec<u8>, f64> = hashbrown::HashMap::new();
+    match op {
+        SetOp::Union => {
+            for (i, input) in inputs.into_iter().enumerate() {
+                let w = weight(i);
+                for (m, s) in input {
+                    let v = weighted(w, s);
+                    acc.entry(m)
+                        .and_modify(|a| *a = aggregate.apply(*a, v))
+                        .or_insert(v);
+                }
+            }
+        }
+        SetOp::Inter => {
+            let mut iter = inputs.into_iter().enumerate();
+            if let Some((_, first)) = iter.next() {
+                let w = weight(0);
+                acc = first
+                    .into_iter()
+                    .map(|(m, s)| (m, weighted(w, s)))
+                    .collect();
+            }
+            for (i, input) in iter {
+                let w = weight(i);
+                let other: hashbrown::HashMap<Vec<u8>, f64> = input.into_iter().collect();
+                acc.retain(|m, a| match other.get(m) {
+                    Some(&s) => {
+                        *a = aggregate.apply(*a, weighted(w, s));
+                        true
+                    }
+                    None => false,
+                });
+            }
+        }
+        SetOp::Diff => {
+            let mut iter = inputs.into_iter();
+            if let Some(first) = iter.next() {
+                acc = first.into_iter().collect();
+            }
+            for input in iter {
+                for (m, _) in input {
+                    acc.remove(&m);
+                }
+            }
+        }
+    }
+    let mut pairs: Pairs = acc.into_iter().collect();
+    pairs.sort_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    Ok(Combined { pairs, withscores })
+}
+
+fn combine_reply(ctx: &mut Ctx<'_>, args: &mut Args<'_>, op: SetOp) -> Result<Frame, CmdError> {
+    let c = combine(ctx, args, op, false)?;
+    Ok(pairs_reply(ctx.resp3(), c.pairs, c.withscores))
+}
+
+fn combine_store(ctx: &mut Ctx<'_>, args: &mut Args<'_>, op: SetOp) -> Result<Frame, CmdError> {
+    let dst = args.next_key()?;
+    let c = combine(ctx, args, op, true)?;
+    Ok(Frame::Integer(store_result(ctx, dst, &c.pairs)?))
+}
+
+const SOURCES: Keys = Keys::NumKeys {
+    numkeys: 1,
+    extra: 0,
+};
+
+const DST_AND_SOURCES: Keys = Keys::NumKeys {
+    numkeys: 2,
+    extra: 1,
+};
+
+pub(crate) const ZUNION: CommandSpec = CommandSpec {
+    name: "ZUNION",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: SOURCES,
+    summary: "Returns the union of multiple sorted sets.",
+    since: "6.2.0",
+    complexity: "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+    subcommands: &[],
+    run: zunion,
+};
+
+fn zunion(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    combine_reply(ctx, args, SetOp::Union)
+}
+
+pub(crate) const ZINTER: CommandSpec = CommandSpec {
+    name: "ZINTER",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: SOURCES,
+    summary: "Returns the intersect of multiple sorted sets.",
+    since: "6.2.0",
+    complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+    subcommands: &[],
+    run: zinter,
+};
+
+fn zinter(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    combine_reply(ctx, args, SetOp::Inter)
+}
+
+pub(crate) const ZDIFF: CommandSpec = CommandSpec {
+    name: "ZDIFF",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: SOURCES,
+    summary: "Returns the difference between multiple sorted sets.",
+    since: "6.2.0",
+    complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+    subcommands: &[],
+    run: zdiff,
+};
+
+fn zdiff(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    combine_reply(ctx, args, SetOp::Diff)
+}
+
+pub(crate) const ZUNIONSTORE: CommandSpec = CommandSpec {
+    name: "ZUNIONSTORE",
+    group: Group::SortedSet,
+    arity: -4,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: DST_AND_SOURCES,
+    summary: "Stores the union of multiple sorted sets in a key.",
+    since: "2.0.0",
+    complexity: "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+    subcommands: &[],
+    run: zunionstore,
+};
+
+fn zunionstore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    combine_store(ctx, args, SetOp::Union)
+}
+
+pub(crate) const ZINTERSTORE: CommandSpec = CommandSpec {
+    name: "ZINTERSTORE",
+    group: Group::SortedSet,
+    arity: -4,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: DST_AND_SOURCES,
+    summary: "Stores the intersect of multiple sorted sets in a key.",
+    since: "2.0.0",
+    complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+    subcommands: &[],
+    run: zinterstore,
+};
+
+fn zinterstore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    combine_store(ctx, args, SetOp::Inter)
+}
+
+pub(crate) const ZDIFFSTORE: CommandSpec = CommandSpec {
+    name: "ZDIFFSTORE",
+    group: Group::SortedSet,
+    arity: -4,
+    flags: Flags::WRITE.union(Flags::DENYOOM),
+    keys: DST_AND_SOURCES,
+    summary: "Stores the difference of multiple sorted sets in a key.",
+    since: "6.2.0",
+    complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+    subcommands: &[],
+    run: zdiffstore,
+};
+
+fn zdiffstore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    combine_store(ctx, args, SetOp::Diff)
+}
+
+pub(crate) const ZINTERCARD: CommandSpec = CommandSpec {
+    name: "ZINTERCARD",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: SOURCES,
+    summary: "Returns the number of members of the intersect of multiple sorted sets.",
+    since: "7.0.0",
+    complexity: "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
+    subcommands: &[],
+    run: zintercard,
+};
+
+fn zintercard(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let keys = numkeys_and_keys(args, "zintercard")?;
+    let mut limit = 0usize;
+    while let Some(opt) = args.next_opt() {
+        if is(opt, "LIMIT") {
+            limit = keel_store::num::parse_i64(args.next_arg()?)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| CmdError::err("LIMIT can't be negative"))?;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let mut inputs = Vec::with_capacity(keys.len());
+    for key in keys {
+        inputs.push(read_input(ctx, key)?.unwrap_or_default());
+    }
+    inputs.sort_by_key(Vec::len);
+    let mut iter = inputs.into_iter();
+    let Some(smallest) = iter.next() else {
+        return Ok(Frame::Integer(0));
+    };
+    let others: Vec<hashbrown::HashSet<Vec<u8>>> = iter
+        .map(|p| p.into_iter().map(|(m, _)| m).collect())
+        .collect();
+    let mut n = 0usize;
+    for (m, _) in smallest {
+        if others.iter().all(|o| o.contains(&m)) {
+            n += 1;
+            if limit > 0 && n >= limit {
+                break;
+            }
+        }
+    }
+    Ok(Frame::Integer(n as i64))
+}
+
+// ---------------------------------------------------------------------------
+// ZRANDMEMBER, ZSCAN
+// ---------------------------------------------------------------------------
+
+pub(crate) const ZRANDMEMBER: CommandSpec = CommandSpec {
+    name: "ZRANDMEMBER",
+    group: Group::SortedSet,
+    arity: -2,
+    flags: Flags::READONLY,
+    keys: Keys::single(1),
+    summary: "Returns one or more random members from a sorted set.",
+    since: "6.2.0",
+    complexity: "O(N) where N is the number of members returned",
+    subcommands: &[],
+    run: zrandmember,
+};
+
+fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let count = match args.next_opt() {
+        None => None,
+        Some(a) => Some(parse_i64(a)?),
+    };
+    let withscores = count.is_some() && args.eat("WITHSCORES");
+    args.finish()?;
+    let engine = ctx.engine;
+    let Some(v) = read(ctx, key)? else {
+        ctx.hit(false);
+        return Ok(if count.is_some() {
+            Frame::Array(Vec::new())
+        } else {
+            Frame::Null
+        });
+    };
+    let n = zset::len(v);
+    let pick = |bound: usize| (engine.rng.next_u64() % bound.max(1) as u64) as usize;
+    let picked: Pairs = match count {
+        None => zset::pick(v, pick(n)).into_iter().collect(),
+        Some(c) if c < 0 => {
+            // Negative: that many picks, repeats allowed.
+            let c = usize::try_from(c.unsigned_abs()).unwrap_or(usize::MAX);
+            (0..c).filter_map(|_| zset::pick(v, pick(n))).collect()
+        }
+        Some(c) => {
+            let c = usize::try_from(c).unwrap_or(usize::MAX);
+            if c >= n {
+                zset::to_vec(v)
+            } else if c * 3 > n {
+                // Many of them: a partial shuffle of every position.
+                let mut idx: Vec<usize> = (0..n).collect();
+                for i in 0..c {
+                    let j = i + pick(n - i);
+                    idx.swap(i, j);
+                }
+                idx[..c].iter().filter_map(|&i| zset::pick(v, i)).collect()
+            } else {
+                let mut seen = hashbrown::HashSet::with_capacity(c);
+                let mut out = Vec::with_capacity(c);
+                while out.len() < c {
+                    let i = pick(n);
+                    if seen.insert(i) {
+                        out.extend(zset::pick(v, i));
+                    }
+                }
+                out
+            }
+        }
+    };
+    ctx.hit(true);
+    Ok(match count {
+        None => picked
+            .into_iter()
+            .next()
+            .map_or(Frame::Null, |(m, _)| member_frame(m)),
+        Some(_) => pairs_reply(ctx.resp3(), picked, withscores),
+    })
+}
+
+pub(crate) const ZSCAN: CommandSpec = CommandSpec {
+    name: "ZSCAN",
+    group: Group::SortedSet,
+    arity: -3,
+    flags: Flags::READONLY,
+    keys: Keys::single(1),
+    summary: "Iterates over members and scores of a sorted set.",
+    since: "2.8.0",
+    complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+    subcommands: &[],
+    run: zscan,
+};
+
+/// A SCAN-family cursor: decimal digits (strtoul-like; anything else is invalid).
+fn parse_cursor(raw: &[u8]) -> Result<u64, CmdError> {
+    let invalid = || CmdError::err("invalid cursor");
+    if raw.is_empty() {
+        return Err(invalid());
+    }
+    raw.iter().try_fold(0u64, |n, &b| {
+        if !b.is_ascii_digit() {
+            return Err(invalid());
+        }
+        n.checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(b - b'0')))
+            .ok_or_else(invalid)
+    })
+}
+
+fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let key = args.next_key()?;
+    let cursor = parse_cursor(args.next_arg()?)?;
+    let mut count = 10usize;
+    let mut pattern: Option<&[u8]> = None;
+    while let Some(opt) = args.next_opt() {
+        if is(opt, "COUNT") {
+            let n = parse_i64(args.next_arg()?)?;
+            if n < 1 {
+                return Err(CmdError::Syntax);
+            }
+            count = usize::try_from(n).unwrap_or(usize::MAX);
+        } else if is(opt, "MATCH") {
+            let p = args.next_arg()?;
+            pattern = (p.as_ref() != b"*").then_some(p.as_ref());
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let mut found = Vec::new();
+    let next = match read(ctx, key)? {
+        Some(v) => zset::scan(v, cursor, count, &mut found),
+        None => 0,
+    };
+    let mut items = Vec::with_capacity(found.len() * 2);
+    for (m, s) in found {
+        if pattern.is_some_and(|p| !keel_store::glob::glob_match(p, &m, false)) {
+            continue;
+        }
+        items.push(member_frame(m));
+        // ZSCAN sends scores as strings in both protocols.
+        items.push(Frame::Bulk(Bytes::from(keel_resp::encode_double(s))));
+    }
+    Ok(Frame::Array(vec![
+        Frame::Bulk(Bytes::from(next.to_string())),
+        Frame::Array(items),
+    ]))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::testing::*;
@@ -820,6 +1721,69 @@ mod tests {
         assert_eq!(
             t.run(&["ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "1", "2"]),
             arr(&["m298", "m297"])
+        );
+    }
+    #[test]
+    fn stores_invalidate_only_the_destination() {
+        let mut t = TestEngine::new();
+        t.run(&["ZADD", "src", "1", "a", "2", "b"]);
+        let mut other = t.other_session();
+        t.run(&["WATCH", "src"]);
+        assert_eq!(
+            t.run_as(&mut other, &["ZUNIONSTORE", "d", "1", "src"]),
+            int(2)
+        );
+        t.run(&["MULTI"]);
+        t.run(&["PING"]);
+        assert_eq!(t.run(&["EXEC"]), Frame::Array(vec![Frame::simple("PONG")]));
+        t.run(&["WATCH", "d"]);
+        assert_eq!(
+            t.run_as(&mut other, &["ZRANGESTORE", "d", "src", "0", "0"]),
+            int(1)
+        );
+        t.run(&["MULTI"]);
+        t.run(&["PING"]);
+        assert_eq!(t.run(&["EXEC"]), Frame::NullArray);
+        t.run(&["ZADD", "other", "5", "x"]);
+        t.run(&["WATCH", "other"]);
+        assert_eq!(
+            t.run_as(&mut other, &["ZMPOP", "2", "src", "other", "MIN"]),
+            Frame::Array(vec![
+                bulk("src"),
+                Frame::Array(vec![Frame::Array(vec![bulk("a"), d(1.0)])])
+            ])
+        );
+        t.run(&["MULTI"]);
+        t.run(&["PING"]);
+        assert_eq!(t.run(&["EXEC"]), Frame::Array(vec![Frame::simple("PONG")]));
+    }
+
+    #[test]
+    fn combine_and_remove_ranges() {
+        let mut t = TestEngine::new();
+        t.run(&["ZADD", "a", "1", "x", "2", "y"]);
+        t.run(&["ZADD", "b", "3", "y", "4", "z"]);
+        assert_eq!(
+            t.run(&["ZINTER", "2", "a", "b", "WITHSCORES"]),
+            Frame::Array(vec![bulk("y"), d(5.0)])
+        );
+        assert_eq!(
+            t.run(&["ZUNION", "2", "a", "b", "AGGREGATE", "MAX"]),
+            arr(&["x", "y", "z"])
+        );
+        assert_eq!(t.run(&["ZDIFF", "2", "b", "a"]), arr(&["z"]));
+        assert_eq!(t.run(&["ZINTERCARD", "2", "a", "b"]), int(1));
+        assert_eq!(t.run(&["ZREMRANGEBYSCORE", "b", "(3", "+inf"]), int(1));
+        assert_eq!(t.run(&["ZREMRANGEBYLEX", "b", "-", "+"]), int(1));
+        assert_eq!(t.run(&["EXISTS", "b"]), int(0));
+        assert_eq!(
+            t.run(&["ZRANK", "a", "y", "WITHSCORE"]),
+            Frame::Array(vec![int(1), d(2.0)])
+        );
+        assert_eq!(t.run(&["ZREVRANK", "a", "y"]), int(0));
+        assert_eq!(
+            t.run(&["ZSCAN", "a", "0"]),
+            Frame::Array(vec![bulk("0"), arr(&["x", "1", "y", "2"])])
         );
     }
 }
