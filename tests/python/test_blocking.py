@@ -627,3 +627,60 @@ def test_a_served_command_counts_one_call(r, clients):
         r.rpush("k", "v")
         assert fut.result(timeout=5) == ("k", "v")
     assert r.info("commandstats")["cmdstat_blpop"]["calls"] == 1
+
+
+def test_any_write_that_fills_the_key_wakes_the_waiter(r, clients):
+    a, b = clients(), clients()
+    with ThreadPoolExecutor(2) as pool:
+        zfut = pool.submit(a.bzpopmax, ["z"], 5)
+        wait_blocked(r, 1)
+        assert r.zincrby("z", 1.5, "m") == 1.5
+        assert zfut.result(timeout=5) == ("z", "m", 1.5)
+        lfut = pool.submit(b.blpop, ["dst"], 5)
+        wait_blocked(r, 1)
+        r.rpush("src", "moved")
+        r.rename("src", "dst")
+        assert lfut.result(timeout=5) == ("dst", "moved")
+    assert r.exists("z", "src", "dst") == 0
+
+
+def test_timeouts_racing_pushes_lose_and_duplicate_nothing():
+    # Waiters time out (1 ms) while pushers on other connections feed the
+    # key: every element ends up popped exactly once or still in the list.
+    with running_server(*THREADED) as s:
+        n_items, n_pushers, n_poppers = 600, 3, 6
+        stop = threading.Event()
+        popped = []
+        lock = threading.Lock()
+
+        def popper():
+            c = s.client()
+            mine = []
+            while not stop.is_set():
+                got = c.blpop(["race"], 0.001)
+                if got is not None:
+                    mine.append(got[1])
+            with lock:
+                popped.extend(mine)
+            c.close()
+
+        def pusher(k):
+            c = s.client()
+            for i in range(k, n_items, n_pushers):
+                c.rpush("race", f"e{i}")
+            c.close()
+
+        with ThreadPoolExecutor(n_pushers + n_poppers) as pool:
+            pops = [pool.submit(popper) for _ in range(n_poppers)]
+            for f in [pool.submit(pusher, k) for k in range(n_pushers)]:
+                f.result(timeout=30)
+            time.sleep(0.2)
+            stop.set()
+            for f in pops:
+                f.result(timeout=30)
+        admin = s.client()
+        left = admin.lrange("race", 0, -1)
+        assert len(popped) == len(set(popped))
+        assert sorted(popped + left) == sorted(f"e{i}" for i in range(n_items))
+        wait_blocked(admin, 0)
+        admin.close()
