@@ -65,6 +65,12 @@ pub struct Ctx<'a> {
     pub(crate) modified: Option<Vec<(usize, Bytes)>>,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
+    /// Keys written while clients may be blocked on them; served after the
+    /// command releases its locks.
+    pub(crate) ready: Vec<Bytes>,
+    /// How deep in nested calls (EXEC, scripts) this command runs; blocking
+    /// commands never block when it is above zero.
+    pub(crate) nested: u32,
 }
 
 impl<'a> Ctx<'a> {
@@ -180,5 +186,22 @@ impl<'a> Ctx<'a> {
     /// nested command's keys must lie in shards already locked.
     pub fn call(&mut self, argv: &[Bytes]) -> keel_resp::Frame {
         crate::exec::call_nested(self, argv)
+    }
+}
+
+impl Ctx<'_> {
+    /// A write made `key` in `db` non-empty: serve the clients blocked on it
+    /// once this command finishes. Writes of declared keys are already marked by
+    /// the executor; this is for keys a command reaches otherwise.
+    pub fn signal_ready(&mut self, _db: usize, key: &[u8]) {
+        if self.engine.blocking.any() {
+            self.ready.push(Bytes::copy_from_slice(key));
+        }
+    }
+
+    /// Whether a blocking command may block here: not inside EXEC or a script,
+    /// and not while serving an already blocked client.
+    pub fn may_block(&self) -> bool {
+        self.nested == 0 && self.session.serving.is_none()
     }
 }

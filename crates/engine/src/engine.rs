@@ -68,6 +68,8 @@ pub struct Engine {
     pub config_file: String,
     /// Bytes currently allocated by the process, as the allocator counts them.
     pub used_memory: fn() -> u64,
+    /// Clients blocked on keys (BLPOP and friends).
+    pub blocking: crate::blocking::Blocking,
 }
 
 pub struct EngineBuilder {
@@ -131,6 +133,7 @@ impl EngineBuilder {
                 .unwrap_or_default(),
             config_file: self.config_file,
             used_memory: self.used_memory,
+            blocking: crate::blocking::Blocking::default(),
         }
     }
 }
@@ -177,6 +180,7 @@ impl Engine {
 
     /// Forget a client whose connection has closed.
     pub fn disconnect(&self, session: &mut Session) {
+        self.drop_block(session);
         self.watches.unwatch_all(session);
         self.clients.lock().remove(&session.id());
         self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);

@@ -93,33 +93,49 @@ impl Engine {
         self.execute_with(session, argv, &mut tick)
     }
 
-    /// Run one command of a batch that shares `tick` (see [`Tick`]).
+    /// Run one command of a batch that shares `tick` (see [`Tick`]). Clients
+    /// blocked on keys the command filled are served before it returns.
     pub fn execute_with(&self, session: &mut Session, argv: Vec<Bytes>, tick: &mut Tick) -> Frame {
+        let (reply, ready) = self.execute_once(session, argv, tick);
+        if !ready.is_empty() {
+            self.serve_ready(ready);
+        }
+        reply
+    }
+
+    /// Run one command; also return the keys it wrote that blocked clients wait
+    /// on, to serve once its locks are released.
+    pub(crate) fn execute_once(
+        &self,
+        session: &mut Session,
+        argv: Vec<Bytes>,
+        tick: &mut Tick,
+    ) -> (Frame, Vec<Bytes>) {
         let id = match self.resolve(&argv) {
             Ok(id) => id,
             Err(e) => {
                 if session.multi.is_some() {
                     session.multi_error = true;
                 }
-                return err(e);
+                return (err(e), Vec::new());
             }
         };
         let spec = self.commands.specs[id];
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
-            return err(CmdError::NoAuth);
+            return (err(CmdError::NoAuth), Vec::new());
         }
         if let Some(queue) = session.multi.as_mut() {
             if !spec.flags.contains(Flags::TX_CONTROL) {
                 if spec.flags.contains(Flags::NO_MULTI) {
                     session.multi_error = true;
-                    return err(CmdError::NotAllowedInMulti);
+                    return (err(CmdError::NotAllowedInMulti), Vec::new());
                 }
                 queue.push(argv);
                 session
                     .handle
                     .multi_queued
                     .store(queue.len(), Ordering::Relaxed);
-                return Frame::simple("QUEUED");
+                return (Frame::simple("QUEUED"), Vec::new());
             }
         }
         session.handle.last_cmd.store(id, Ordering::Relaxed);
@@ -140,6 +156,8 @@ impl Engine {
             effects: Vec::new(),
             hits: 0,
             misses: 0,
+            ready: Vec::new(),
+            nested: 0,
         };
         let reply = run(&mut ctx, id, &argv);
         tick.last = ctx.tick.last;
@@ -152,7 +170,8 @@ impl Engine {
                 .multi_queued
                 .store(queued, Ordering::Relaxed);
         }
-        reply
+        let ready = std::mem::take(&mut ctx.ready);
+        (reply, ready)
     }
 
     /// Lock the shards a command needs, in ascending order.
@@ -259,6 +278,15 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             }
         }
     }
+    if changed && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
+        if spec.flags.contains(Flags::ALL_SHARDS) {
+            ctx.ready.extend(engine.blocking.waited_keys());
+        } else {
+            let mut pos = Vec::new();
+            spec.keys.positions(argv, &mut pos);
+            ctx.ready.extend(pos.into_iter().map(|i| argv[i].clone()));
+        }
+    }
     // Keys that expired on access are deleted; log those before the command.
     let mut expired = 0u64;
     let sink = engine.sink.is_some();
@@ -310,9 +338,11 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     // (EXEC's queued commands count their own).
     let dirty = ctx.dirty - dirty_before.max(ctx.dirty_counted);
     ctx.dirty_counted = ctx.dirty;
+    // Serving a blocked client re-runs its command: one call, counted when sent.
+    let calls = u64::from(ctx.session.serving.is_none());
     engine.stats.with_local(ncmds, |ts| {
         let c = &ts.cmds[id];
-        bump(&c.calls, 1);
+        bump(&c.calls, calls);
         bump(&c.usec, usec);
         if is_err {
             bump(&c.failed, 1);
@@ -363,7 +393,10 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
             return err(CmdError::Internal(engine.commands.full_name(id)));
         }
     }
-    run(ctx, id, argv)
+    ctx.nested += 1;
+    let reply = run(ctx, id, argv);
+    ctx.nested -= 1;
+    reply
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! and gets a reply frame back; tests do the same without a server.
 
 pub mod args;
+pub mod blocking;
 pub mod clock;
 pub mod commands;
 pub mod config;

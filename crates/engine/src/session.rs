@@ -91,6 +91,11 @@ pub struct Session {
     /// Close the connection after writing the pending replies (QUIT).
     pub close_after_reply: bool,
     pub handle: Arc<ClientHandle>,
+    /// Set by a blocking command that found no data: what the connection waits
+    /// for before running its next command.
+    pub blocked: Option<crate::blocking::BlockRequest>,
+    /// Set on the stand-in session that serves a blocked client.
+    pub(crate) serving: Option<crate::blocking::Serving>,
 }
 
 impl Session {
@@ -108,6 +113,8 @@ impl Session {
             no_evict: false,
             close_after_reply: false,
             handle,
+            blocked: None,
+            serving: None,
         }
     }
 

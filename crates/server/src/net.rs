@@ -6,8 +6,10 @@
 //! Nothing here interprets commands.
 
 use bytes::{Bytes, BytesMut};
+use keel_engine::blocking::BlockWait;
 use keel_engine::{Engine, Session};
 use keel_resp::{encode, parse_request_resuming, Frame, Progress, Request, RequestLimits};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -121,6 +123,7 @@ async fn connection_loop(
     let mut wbuf = BytesMut::with_capacity(READ_CHUNK);
     // How far the incomplete request at the front of `rbuf` has been parsed.
     let mut progress: Option<Progress> = None;
+    let mut pending = Pending::default();
     loop {
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
             rbuf.reserve(READ_CHUNK);
@@ -142,20 +145,49 @@ async fn connection_loop(
             .stats
             .net_input_bytes
             .fetch_add(n as u64, Ordering::Relaxed);
-        let closing = process(engine, session, &mut rbuf, &mut wbuf, &mut progress);
-        if !wbuf.is_empty() {
-            engine
-                .stats
-                .net_output_bytes
-                .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
-            stream.write_all(&wbuf).await?;
-            wbuf.clear();
-            if wbuf.capacity() > 4 * 1024 * 1024 {
-                wbuf = BytesMut::with_capacity(READ_CHUNK);
+        let mut step = process(
+            engine,
+            session,
+            &mut rbuf,
+            &mut wbuf,
+            &mut progress,
+            &mut pending,
+            false,
+        );
+        loop {
+            if !wbuf.is_empty() {
+                engine
+                    .stats
+                    .net_output_bytes
+                    .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
+                stream.write_all(&wbuf).await?;
+                wbuf.clear();
+                if wbuf.capacity() > 4 * 1024 * 1024 {
+                    wbuf = BytesMut::with_capacity(READ_CHUNK);
+                }
             }
-        }
-        if closing {
-            return Ok(());
+            match step {
+                Step::Close => return Ok(()),
+                Step::Continue => break,
+                Step::Blocked => {
+                    let Some(reply) = wait_blocked(engine, session, &mut stream, &mut rbuf).await
+                    else {
+                        return Ok(());
+                    };
+                    encode(&reply, session.proto, &mut wbuf);
+                    // The commands that came after the blocking one, and any
+                    // that arrived while it waited, run now.
+                    step = process(
+                        engine,
+                        session,
+                        &mut rbuf,
+                        &mut wbuf,
+                        &mut progress,
+                        &mut pending,
+                        true,
+                    );
+                }
+            }
         }
         if rbuf.len() as i64 > engine.config.query_buffer_limit() {
             return Ok(());
@@ -163,15 +195,89 @@ async fn connection_loop(
     }
 }
 
-/// Run every complete request in `rbuf`, appending replies to `wbuf`. Returns
-/// true when the connection must close after the replies are written.
+/// Wait until the blocked command of `session` is served or times out, reading
+/// (not running) what the client sends meanwhile so a closed connection is
+/// noticed. Returns its reply, or `None` when the connection must close.
+async fn wait_blocked(
+    engine: &Engine,
+    session: &mut Session,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+) -> Option<Frame> {
+    let req = session.blocked.as_ref()?;
+    let slot = req.slot.clone();
+    // A deadline past what the clock can represent is no deadline.
+    let deadline = req
+        .timeout
+        .and_then(|d| tokio::time::Instant::now().checked_add(d));
+    let mut wait = BlockWait(slot.clone());
+    loop {
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+        }
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = &mut wait => break,
+            _ = sleep => {
+                engine.cancel_block(session);
+                break;
+            }
+            r = stream.read_buf(rbuf) => match r {
+                Ok(n) if n > 0 && !session.handle.is_killed() => {
+                    engine
+                        .stats
+                        .net_input_bytes
+                        .fetch_add(n as u64, Ordering::Relaxed);
+                    if rbuf.len() as i64 > engine.config.query_buffer_limit() {
+                        return None;
+                    }
+                }
+                // Closed or killed: disconnecting removes the waiter.
+                _ => return None,
+            },
+        }
+    }
+    // Given up: the slot closes at once, or soon if a writer served the client
+    // just before; that reply then wins.
+    BlockWait(slot).await;
+    engine.block_reply(session)
+}
+
+/// Requests parsed but not run yet: those after a blocking command wait for it.
+#[derive(Default)]
+struct Pending {
+    cmds: VecDeque<Vec<Bytes>>,
+    /// A protocol error after them: answered, then the connection closes.
+    bad: Option<String>,
+}
+
+/// What the connection does after running what it had.
+enum Step {
+    /// Read more.
+    Continue,
+    /// Write the replies, then close.
+    Close,
+    /// Write the replies, then wait for the blocked command.
+    Blocked,
+}
+
+/// Run every complete request in `rbuf`, appending replies to `wbuf`. `resumed`
+/// says a blocked command just finished: requests that arrived meanwhile may be
+/// complete in `rbuf` and must run without waiting for another read.
 fn process(
     engine: &Engine,
     session: &mut Session,
     rbuf: &mut BytesMut,
     wbuf: &mut BytesMut,
     progress: &mut Option<Progress>,
-) -> bool {
+    pending: &mut Pending,
+    resumed: bool,
+) -> Step {
     let mut tick = keel_engine::clock::Tick::new(&*engine.clock);
     loop {
         // Before authentication each request is parsed only after the previous
@@ -186,12 +292,14 @@ fn process(
             &mut tick,
             one_at_a_time,
             progress,
+            pending,
         ) {
-            Batch::Close => return true,
-            Batch::NeedMore => return false,
+            Batch::Close => return Step::Close,
+            Batch::Blocked => return Step::Blocked,
+            Batch::NeedMore => return Step::Continue,
             Batch::Ran => {
-                if !one_at_a_time {
-                    return false;
+                if !one_at_a_time && !resumed {
+                    return Step::Continue;
                 }
             }
         }
@@ -205,11 +313,15 @@ enum Batch {
     NeedMore,
     /// The connection must close once the replies are written.
     Close,
+    /// A command blocked; the rest wait in `Pending`.
+    Blocked,
 }
 
 /// Find the complete requests at the front of `rbuf` (at most one when
 /// `only_one`), freeze their bytes once so every argument is a slice of one
-/// shared buffer, and run them.
+/// shared buffer, and run them. Requests left over from a blocked command run
+/// first, before anything new is parsed.
+#[allow(clippy::too_many_arguments)]
 fn process_batch(
     engine: &Engine,
     session: &mut Session,
@@ -218,70 +330,82 @@ fn process_batch(
     tick: &mut keel_engine::clock::Tick,
     only_one: bool,
     progress: &mut Option<Progress>,
+    pending: &mut Pending,
 ) -> Batch {
-    let limits = RequestLimits {
-        max_bulk_len: engine.config.proto_max_bulk_len(),
-        authenticated: session.authenticated,
-    };
-    let mut requests = Vec::new();
-    let mut used = 0usize;
-    let mut bad = None;
-    while used < rbuf.len() && (!only_one || requests.is_empty()) {
-        // Only the request at `used` can be the incomplete one `progress`
-        // describes: every request before it in this loop completed.
-        match parse_request_resuming(&rbuf[used..], &limits, progress) {
-            Ok(None) => break,
-            Ok(Some(req)) => {
-                let consumed = match &req {
-                    Request::Ranges { consumed, .. } | Request::Owned { consumed, .. } => *consumed,
-                };
-                requests.push((used, req));
-                used += consumed;
-            }
-            Err(e) => {
-                bad = Some(e);
-                break;
-            }
-        }
-    }
-    if requests.is_empty() && bad.is_none() {
-        return Batch::NeedMore;
-    }
-    let frame = rbuf.split_to(used).freeze();
-    let mut batch: Vec<Vec<Bytes>> = requests
-        .into_iter()
-        .map(|(start, req)| match req {
-            Request::Ranges { args, .. } => args
-                .into_iter()
-                .map(|(s, e)| frame.slice(start + s..start + e))
-                .collect(),
-            Request::Owned { args, .. } => args.into_iter().map(Bytes::from).collect(),
-        })
-        .collect();
     // Hint each command's entry a few commands ahead of running it, so the
     // cache misses of a pipeline overlap instead of coming one after another.
     const LOOKAHEAD: usize = 8;
-    if batch.len() > 1 {
-        for argv in batch.iter().take(LOOKAHEAD) {
-            engine.prefetch(session, argv);
+    if pending.cmds.is_empty() && pending.bad.is_none() {
+        let limits = RequestLimits {
+            max_bulk_len: engine.config.proto_max_bulk_len(),
+            authenticated: session.authenticated,
+        };
+        let mut requests = Vec::new();
+        let mut used = 0usize;
+        while used < rbuf.len() && (!only_one || requests.is_empty()) {
+            // Only the request at `used` can be the incomplete one `progress`
+            // describes: every request before it in this loop completed.
+            match parse_request_resuming(&rbuf[used..], &limits, progress) {
+                Ok(None) => break,
+                Ok(Some(req)) => {
+                    let consumed = match &req {
+                        Request::Ranges { consumed, .. } | Request::Owned { consumed, .. } => {
+                            *consumed
+                        }
+                    };
+                    requests.push((used, req));
+                    used += consumed;
+                }
+                Err(e) => {
+                    pending.bad = Some(format!("ERR {e}"));
+                    break;
+                }
+            }
+        }
+        if requests.is_empty() && pending.bad.is_none() {
+            return Batch::NeedMore;
+        }
+        let frame = rbuf.split_to(used).freeze();
+        pending
+            .cmds
+            .extend(requests.into_iter().map(|(start, req)| {
+                match req {
+                    Request::Ranges { args, .. } => args
+                        .into_iter()
+                        .map(|(s, e)| frame.slice(start + s..start + e))
+                        .collect(),
+                    Request::Owned { args, .. } => args.into_iter().map(Bytes::from).collect(),
+                }
+            }));
+        if pending.cmds.len() > 1 {
+            for argv in pending.cmds.iter().take(LOOKAHEAD) {
+                engine.prefetch(session, argv);
+            }
         }
     }
-    for i in 0..batch.len() {
-        if let Some(ahead) = batch.get(i + LOOKAHEAD) {
+    while let Some(argv) = pending.cmds.pop_front() {
+        if let Some(ahead) = pending.cmds.get(LOOKAHEAD - 1) {
             engine.prefetch(session, ahead);
         }
-        let argv = std::mem::take(&mut batch[i]);
         if argv.is_empty() {
             continue;
         }
         let reply = engine.execute_with(session, argv, tick);
-        encode(&reply, session.proto, wbuf);
+        if session.blocked.is_some() {
+            // Served at once (clients ahead of it were being served), or wait.
+            match engine.block_reply(session) {
+                Some(reply) => encode(&reply, session.proto, wbuf),
+                None => return Batch::Blocked,
+            }
+        } else {
+            encode(&reply, session.proto, wbuf);
+        }
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
         }
     }
-    if let Some(e) = bad {
-        encode(&Frame::error(format!("ERR {e}")), session.proto, wbuf);
+    if let Some(e) = pending.bad.take() {
+        encode(&Frame::error(e), session.proto, wbuf);
         return Batch::Close;
     }
     Batch::Ran

@@ -4,6 +4,7 @@
 use crate::table::CommandTable;
 
 pub mod bitmap;
+pub mod blocking;
 pub mod connection;
 pub mod hashes;
 pub mod introspection;
@@ -29,6 +30,7 @@ pub fn table() -> CommandTable {
         sets::COMMANDS,
         lists::COMMANDS,
         zsets::COMMANDS,
+        blocking::COMMANDS,
     ])
 }
 

@@ -1,0 +1,680 @@
+//! Blocked clients: the registry of clients waiting for a key to receive data
+//! (BLPOP, BLMOVE, BZPOPMIN, ...), and serving them when a write fills the key.
+//!
+//! A blocking command that finds no data registers a waiter while it still
+//! holds the shard locks of its keys, so no write can slip in between its check
+//! and its registration. It returns at once; the connection then waits on the
+//! waiter's [`BlockSlot`] instead of running its next commands.
+//!
+//! A write to a key someone waits on marks the key ready. When the writing
+//! command has finished and released its locks, its thread serves the key: it
+//! re-runs each waiter's command, in the order the waiters blocked, on behalf
+//! of the blocked client (with that client's database and protocol), under the
+//! locks the command declares. The re-run claims its waiter (removes it from
+//! the registry) under those locks, in the same critical section as its pop.
+//! Giving up (timeout, disconnect) takes the same locks before removing the
+//! waiter, so an element is either delivered to the waiter or left in the key,
+//! never both and never neither.
+
+use crate::ctx::Ctx;
+use crate::engine::Engine;
+use crate::error::CmdError;
+use crate::session::{ClientHandle, Session};
+use bytes::Bytes;
+use hashbrown::HashMap;
+use keel_resp::{Frame, Protocol};
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// Where the reply of a blocked client lands.
+#[derive(Default)]
+pub struct BlockSlot {
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    reply: Option<Frame>,
+    /// No reply will come any more (served, or given up).
+    closed: bool,
+    waker: Option<Waker>,
+}
+
+impl BlockSlot {
+    fn complete(&self, reply: Frame) {
+        let mut s = self.state.lock();
+        if !s.closed {
+            s.reply = Some(reply);
+        }
+        s.closed = true;
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn close(&self) {
+        let mut s = self.state.lock();
+        s.closed = true;
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// `None` while the client still waits; `Some(reply)` once it is over, with
+    /// `Some(None)` when it was given up without a reply.
+    pub fn poll_reply(&self) -> Option<Option<Frame>> {
+        let mut s = self.state.lock();
+        s.closed.then(|| s.reply.take())
+    }
+}
+
+/// A future that resolves when the blocked client's wait is over: served, or
+/// its waiter removed without a reply. The reply stays in the slot for
+/// [`Engine::block_reply`].
+pub struct BlockWait(pub Arc<BlockSlot>);
+
+impl Future for BlockWait {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = self.0.state.lock();
+        if s.closed {
+            return Poll::Ready(());
+        }
+        s.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// What a blocked session waits for; set by the blocking command, read by the
+/// network layer.
+pub struct BlockRequest {
+    pub id: u64,
+    /// How long to wait; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// The reply when the wait ends without data.
+    pub timeout_reply: Frame,
+    pub slot: Arc<BlockSlot>,
+    /// The shards the command locks, ascending: giving up takes them too.
+    shards: Vec<usize>,
+}
+
+/// One registered waiter.
+pub(crate) struct Waiter {
+    db: usize,
+    keys: Vec<Bytes>,
+    argv: Vec<Bytes>,
+    proto: Protocol,
+    handle: Arc<ClientHandle>,
+    slot: Arc<BlockSlot>,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        // A waiter dropped without a reply (given up, or a bug while serving)
+        // must not leave its client waiting forever.
+        self.slot.close();
+    }
+}
+
+/// How the re-run of a waiter's command went.
+pub(crate) enum Outcome {
+    /// Not decided yet (the handler did not reach the blocking machinery).
+    Pending,
+    /// The waiter had already left (timed out, disconnected or served).
+    Gone,
+    /// No data: the waiter stays queued.
+    Empty,
+    /// The key holds another type: the waiter stays queued (Redis 7.0 keeps
+    /// such a client blocked), later waiters may still be served.
+    WrongType,
+    /// Served: the reply goes to this waiter.
+    Claimed(Waiter),
+}
+
+/// Set on the stand-in session that re-runs a waiter's command.
+pub(crate) struct Serving {
+    pub(crate) id: u64,
+    pub(crate) outcome: Outcome,
+}
+
+#[derive(Default)]
+struct Registry {
+    next_id: u64,
+    queues: HashMap<(usize, Bytes), VecDeque<u64>>,
+    waiters: HashMap<u64, Waiter>,
+}
+
+impl Registry {
+    fn unlink(&mut self, id: u64) -> Option<Waiter> {
+        let w = self.waiters.remove(&id)?;
+        for key in &w.keys {
+            let k = (w.db, key.clone());
+            if let Some(q) = self.queues.get_mut(&k) {
+                q.retain(|x| *x != id);
+                if q.is_empty() {
+                    self.queues.remove(&k);
+                }
+            }
+        }
+        Some(w)
+    }
+}
+
+/// The engine-wide registry of blocked clients.
+#[derive(Default)]
+pub struct Blocking {
+    /// Number of waiters; lets writes skip all of this when nobody waits.
+    count: AtomicUsize,
+    reg: Mutex<Registry>,
+}
+
+impl Blocking {
+    /// Whether any client is blocked.
+    pub fn any(&self) -> bool {
+        self.count.load(Ordering::SeqCst) > 0
+    }
+
+    /// Number of blocked clients (INFO `blocked_clients`).
+    pub fn blocked_clients(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Whether a client waits on `key` in `db`.
+    pub fn has_waiters(&self, db: usize, key: &[u8]) -> bool {
+        self.any()
+            && self
+                .reg
+                .lock()
+                .queues
+                .contains_key(&(db, Bytes::copy_from_slice(key)))
+    }
+
+    pub(crate) fn is_queued(&self, id: u64) -> bool {
+        self.reg.lock().waiters.contains_key(&id)
+    }
+
+    /// Every key anyone waits on (for writes that change whole databases).
+    pub(crate) fn waited_keys(&self) -> Vec<Bytes> {
+        let reg = self.reg.lock();
+        reg.queues.keys().map(|(_, k)| k.clone()).collect()
+    }
+
+    /// Remove waiter `id`; called with the shard locks of its command held.
+    pub(crate) fn claim(&self, id: u64) -> Option<Waiter> {
+        let w = self.reg.lock().unlink(id)?;
+        self.count.fetch_sub(1, Ordering::SeqCst);
+        Some(w)
+    }
+
+    /// The command, database, protocol and client of waiter `id`.
+    fn waiter_call(&self, id: u64) -> Option<(usize, Vec<Bytes>, Protocol, Arc<ClientHandle>)> {
+        let reg = self.reg.lock();
+        let w = reg.waiters.get(&id)?;
+        Some((w.db, w.argv.clone(), w.proto, w.handle.clone()))
+    }
+
+    /// The queues on `key` in every database, each in blocking order.
+    fn queues_on(&self, key: &[u8], databases: usize) -> Vec<Vec<u64>> {
+        let reg = self.reg.lock();
+        let key = Bytes::copy_from_slice(key);
+        (0..databases)
+            .filter_map(|db| reg.queues.get(&(db, key.clone())))
+            .map(|q| q.iter().copied().collect())
+            .collect()
+    }
+}
+
+impl Engine {
+    /// Register `session` as blocked on `keys` (all in the session's database)
+    /// running `argv`. Called by a blocking command, with the shard locks of its
+    /// keys held.
+    pub(crate) fn register_block(
+        &self,
+        session: &mut Session,
+        argv: &[Bytes],
+        keys: &[Bytes],
+        timeout: Option<Duration>,
+        timeout_reply: Frame,
+    ) {
+        let slot = Arc::new(BlockSlot::default());
+        let mut shards = Vec::new();
+        if let Ok(id) = self.resolve(argv) {
+            let mut pos = Vec::new();
+            self.commands.specs[id].keys.positions(argv, &mut pos);
+            shards.extend(pos.iter().map(|&i| self.keyspace.shard_of(&argv[i])));
+        }
+        shards.sort_unstable();
+        shards.dedup();
+        // Copied: slices would keep the whole request buffer alive while blocked.
+        let copy = |b: &Bytes| Bytes::copy_from_slice(b);
+        let mut wanted: Vec<Bytes> = Vec::with_capacity(keys.len());
+        for k in keys {
+            if !wanted.contains(k) {
+                wanted.push(copy(k));
+            }
+        }
+        let id = {
+            let mut reg = self.blocking.reg.lock();
+            reg.next_id += 1;
+            let id = reg.next_id;
+            for k in &wanted {
+                reg.queues
+                    .entry((session.db, k.clone()))
+                    .or_default()
+                    .push_back(id);
+            }
+            reg.waiters.insert(
+                id,
+                Waiter {
+                    db: session.db,
+                    keys: wanted,
+                    argv: argv.iter().map(copy).collect(),
+                    proto: session.proto,
+                    handle: session.handle.clone(),
+                    slot: slot.clone(),
+                },
+            );
+            self.blocking.count.fetch_add(1, Ordering::SeqCst);
+            id
+        };
+        session.blocked = Some(BlockRequest {
+            id,
+            timeout,
+            timeout_reply,
+            slot,
+            shards,
+        });
+    }
+
+    /// Give up the wait of `session` (timeout, disconnect): remove its waiter
+    /// unless it was served meanwhile. Afterwards its slot is closed: the reply
+    /// there, if any, won. Takes the locks of the blocked command's shards, so
+    /// it must be called holding no lock.
+    pub fn cancel_block(&self, session: &Session) {
+        let Some(req) = session.blocked.as_ref() else {
+            return;
+        };
+        let _guards: Vec<_> = req.shards.iter().map(|&s| self.keyspace.lock(s)).collect();
+        drop(self.blocking.claim(req.id));
+    }
+
+    /// The reply of a blocked `session` if its wait is over (served or given
+    /// up), clearing the block. `None` while it still waits.
+    pub fn block_reply(&self, session: &mut Session) -> Option<Frame> {
+        let req = session.blocked.as_ref()?;
+        let reply = req.slot.poll_reply()?;
+        let req = session.blocked.take()?;
+        Some(reply.unwrap_or(req.timeout_reply))
+    }
+
+    /// Serve the clients blocked on `keys` (names, any database) now that a
+    /// write may have filled them. Runs with no lock held.
+    pub(crate) fn serve_ready(&self, keys: Vec<Bytes>) {
+        let mut work: VecDeque<Bytes> = VecDeque::new();
+        for k in keys {
+            if !work.contains(&k) {
+                work.push_back(k);
+            }
+        }
+        let mut tick = crate::clock::Tick::new(&*self.clock);
+        while let Some(key) = work.pop_front() {
+            if !self.blocking.any() {
+                return;
+            }
+            for queue in self.blocking.queues_on(&key, self.databases()) {
+                for id in queue {
+                    let Some((db, argv, proto, handle)) = self.blocking.waiter_call(id) else {
+                        continue;
+                    };
+                    let mut stand_in = Session::new(handle, true);
+                    stand_in.db = db;
+                    stand_in.proto = proto;
+                    stand_in.serving = Some(Serving {
+                        id,
+                        outcome: Outcome::Pending,
+                    });
+                    let (reply, ready) = self.execute_once(&mut stand_in, argv, &mut tick);
+                    for k in ready {
+                        if !work.contains(&k) {
+                            work.push_back(k);
+                        }
+                    }
+                    match stand_in.serving.take().map(|s| s.outcome) {
+                        Some(Outcome::Claimed(w)) => w.slot.complete(reply),
+                        Some(Outcome::Gone | Outcome::WrongType) => {}
+                        // The key is empty: later waiters would find it empty too.
+                        Some(Outcome::Empty | Outcome::Pending) | None => break,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Forget the wait of a client whose connection closed.
+    pub(crate) fn drop_block(&self, session: &mut Session) {
+        if session.blocked.is_some() {
+            self.cancel_block(session);
+            session.blocked = None;
+        }
+    }
+}
+
+/// Parse a blocking command's timeout: seconds as a double (`0.1`), `0` for
+/// none. Like Redis 7.0, the value is rounded up to whole milliseconds and
+/// converted to a 64-bit integer before the sign check: a tiny negative value
+/// rounds to 0 (wait forever), and one too large for the integer (`inf`,
+/// `1e300`) becomes negative.
+pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
+    let secs = keel_store::num::parse_f64(arg)
+        .ok_or_else(|| CmdError::err("timeout is not a float or out of range"))?;
+    let ms = (secs * 1000.0).ceil();
+    // 2^63: the first value a signed 64-bit integer cannot hold.
+    if !(0.0..9_223_372_036_854_775_808.0).contains(&ms) {
+        return Err(CmdError::err("timeout is negative"));
+    }
+    let ms = ms as u64;
+    Ok((ms > 0).then(|| Duration::from_millis(ms)))
+}
+
+impl Ctx<'_> {
+    /// The common course of every blocking command. `attempt` is the command's
+    /// non-blocking form: `Ok(Some(reply))` when it found data and acted,
+    /// `Ok(None)` when every key is empty (and it changed nothing). Without
+    /// data the client blocks on `keys` (in the selected database), except
+    /// inside EXEC or a script, where the command answers `no_block_reply` at
+    /// once. `argv` is the command as sent, re-run to serve the client later.
+    /// A wait that times out answers a null array, whatever the command: Redis
+    /// 7.0 does so even for BLMOVE, whose non-blocking nil is a null bulk.
+    pub fn block_or_run(
+        &mut self,
+        argv: &[Bytes],
+        keys: &[Bytes],
+        timeout: Option<Duration>,
+        no_block_reply: Frame,
+        mut attempt: impl FnMut(&mut Ctx<'_>) -> Result<Option<Frame>, CmdError>,
+    ) -> Result<Frame, CmdError> {
+        let engine = self.engine;
+        if let Some(id) = self.session.serving.as_ref().map(|s| s.id) {
+            let (outcome, result) = if !engine.blocking.is_queued(id) {
+                (Outcome::Gone, Ok(Frame::Null))
+            } else {
+                match attempt(self) {
+                    Ok(Some(reply)) => (claimed(engine, id), Ok(reply)),
+                    Ok(None) => (Outcome::Empty, Ok(Frame::Null)),
+                    Err(CmdError::WrongType) => (Outcome::WrongType, Ok(Frame::Null)),
+                    Err(e) => (claimed(engine, id), Err(e)),
+                }
+            };
+            if let Some(s) = self.session.serving.as_mut() {
+                s.outcome = outcome;
+            }
+            return result;
+        }
+        if self.may_block() && engine.blocking.any() {
+            // Clients already waiting on a key with data come first (they are
+            // being served right now by the thread that wrote it): queue
+            // behind them and have this command's thread serve the key too.
+            let db = self.db();
+            let now = self.now_ms();
+            let mut behind = false;
+            for k in keys {
+                if engine.blocking.has_waiters(db, k) && self.table(k)?.contains(k, now) {
+                    behind = true;
+                }
+            }
+            if behind {
+                engine.register_block(self.session, argv, keys, timeout, Frame::NullArray);
+                self.ready.extend(keys.iter().cloned());
+                return Ok(Frame::Null);
+            }
+        }
+        match attempt(self)? {
+            Some(reply) => Ok(reply),
+            None if self.may_block() => {
+                engine.register_block(self.session, argv, keys, timeout, Frame::NullArray);
+                Ok(Frame::Null)
+            }
+            None => Ok(no_block_reply),
+        }
+    }
+}
+
+fn claimed(engine: &Engine, id: u64) -> Outcome {
+    // The locks held keep anyone else from removing the waiter since it was
+    // found queued; `Gone` only guards against a bug.
+    engine
+        .blocking
+        .claim(id)
+        .map_or(Outcome::Gone, Outcome::Claimed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_timeout;
+    use crate::args::Args;
+    use crate::ctx::Ctx;
+    use crate::error::CmdError;
+    use crate::spec::{CommandSpec, Flags, Group, Keys};
+    use crate::table::CommandTable;
+    use crate::testing::*;
+    use bytes::Bytes;
+    use keel_resp::Frame;
+    use std::time::Duration;
+
+    /// A blocking command over strings, so the machinery is tested on its own:
+    /// `BTAKE key [key ...] timeout` waits for one of the keys to hold a
+    /// string, deletes it and replies `[key, value]`.
+    const BTAKE: CommandSpec = CommandSpec {
+        name: "BTAKE",
+        group: Group::String,
+        arity: -3,
+        flags: Flags::WRITE.union(Flags::BLOCKING),
+        keys: Keys::range(1, -2, 1),
+        summary: "Test command: blocking GETDEL.",
+        since: "0.0.0",
+        complexity: "O(1)",
+        subcommands: &[],
+        run: btake,
+    };
+
+    fn btake(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+        let argv = args.argv();
+        let keys = &argv[1..argv.len() - 1];
+        let timeout = parse_timeout(&argv[argv.len() - 1])?;
+        ctx.block_or_run(argv, keys, timeout, Frame::NullArray, |ctx| {
+            let now = ctx.now_ms();
+            for k in keys {
+                let table = ctx.table(k)?;
+                let Some(e) = table.get(k, now) else { continue };
+                let v =
+                    Bytes::copy_from_slice(e.value.as_str().ok_or(CmdError::WrongType)?.as_slice());
+                table.remove(k, now);
+                ctx.dirty(1);
+                let items = vec![Frame::Bulk(k.clone()), Frame::Bulk(v)];
+                return Ok(Some(if ctx.resp3() {
+                    Frame::Set(items)
+                } else {
+                    Frame::Array(items)
+                }));
+            }
+            Ok(None)
+        })
+    }
+
+    fn engine() -> TestEngine {
+        let mut t = TestEngine::new();
+        static EXTRA: &[&CommandSpec] = &[&BTAKE];
+        t.engine.commands = CommandTable::new(&[
+            EXTRA,
+            crate::commands::strings::COMMANDS,
+            crate::commands::transactions::COMMANDS,
+            crate::commands::keys::COMMANDS,
+            crate::commands::connection::COMMANDS,
+        ]);
+        t
+    }
+
+    fn pair(k: &str, v: &str) -> Frame {
+        Frame::Array(vec![bulk(k), bulk(v)])
+    }
+
+    #[test]
+    fn data_present_answers_at_once() {
+        let mut t = engine();
+        t.run(&["SET", "k", "v"]);
+        assert_eq!(t.run(&["BTAKE", "k", "0"]), pair("k", "v"));
+        assert!(t.session.blocked.is_none());
+        assert_eq!(t.run(&["GET", "k"]), Frame::Null);
+    }
+
+    #[test]
+    fn empty_key_registers_and_a_write_serves() {
+        let mut t = engine();
+        t.run(&["BTAKE", "a", "k", "0"]);
+        assert!(t.session.blocked.is_some());
+        assert_eq!(t.engine.blocking.blocked_clients(), 1);
+        assert_eq!(t.engine.block_reply(&mut t.session), None);
+        let mut other = t.other_session();
+        // The writer's own reply is unaffected.
+        assert_eq!(t.run_as(&mut other, &["SET", "k", "v"]), ok());
+        assert_eq!(t.engine.block_reply(&mut t.session), Some(pair("k", "v")));
+        assert!(t.session.blocked.is_none());
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
+        assert_eq!(t.run_as(&mut other, &["EXISTS", "k"]), int(0));
+    }
+
+    #[test]
+    fn waiters_are_served_first_blocked_first_served() {
+        let mut t = engine();
+        let mut s: Vec<_> = (0..3).map(|_| t.other_session()).collect();
+        for sess in s.iter_mut() {
+            t.run_as(sess, &["BTAKE", "k", "0"]);
+            assert!(sess.blocked.is_some());
+        }
+        for (i, v) in ["one", "two", "three"].iter().enumerate() {
+            t.run(&["SET", "k", v]);
+            assert_eq!(t.engine.block_reply(&mut s[i]), Some(pair("k", v)));
+            for later in s.iter_mut().skip(i + 1) {
+                assert_eq!(t.engine.block_reply(later), None);
+            }
+        }
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
+    }
+
+    #[test]
+    fn several_keys_in_one_database_only() {
+        let mut t = engine();
+        t.run(&["BTAKE", "a", "b", "0"]);
+        let mut other = t.other_session();
+        t.run_as(&mut other, &["SELECT", "1"]);
+        t.run_as(&mut other, &["SET", "b", "elsewhere"]);
+        assert_eq!(t.engine.block_reply(&mut t.session), None);
+        assert_eq!(t.run_as(&mut other, &["GET", "b"]), bulk("elsewhere"));
+        t.run_as(&mut other, &["SELECT", "0"]);
+        t.run_as(&mut other, &["SET", "b", "here"]);
+        assert_eq!(
+            t.engine.block_reply(&mut t.session),
+            Some(pair("b", "here"))
+        );
+    }
+
+    #[test]
+    fn inside_multi_never_blocks() {
+        let mut t = engine();
+        t.run(&["MULTI"]);
+        assert_eq!(t.run(&["BTAKE", "k", "0"]), Frame::simple("QUEUED"));
+        assert_eq!(t.run(&["EXEC"]), Frame::Array(vec![Frame::NullArray]));
+        assert!(t.session.blocked.is_none());
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
+    }
+
+    #[test]
+    fn a_write_inside_exec_serves_after_it() {
+        let mut t = engine();
+        t.run(&["BTAKE", "k", "0"]);
+        let mut other = t.other_session();
+        t.run_as(&mut other, &["MULTI"]);
+        t.run_as(&mut other, &["SET", "k", "v"]);
+        assert_eq!(t.run_as(&mut other, &["EXEC"]), Frame::Array(vec![ok()]));
+        assert_eq!(t.engine.block_reply(&mut t.session), Some(pair("k", "v")));
+    }
+
+    #[test]
+    fn giving_up_removes_the_waiter_and_leaves_the_data() {
+        let mut t = engine();
+        t.run(&["BTAKE", "k", "0.5"]);
+        let timeout = t.session.blocked.as_ref().and_then(|b| b.timeout);
+        assert_eq!(timeout, Some(Duration::from_millis(500)));
+        t.engine.cancel_block(&t.session);
+        assert_eq!(t.engine.block_reply(&mut t.session), Some(Frame::NullArray));
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
+        t.run(&["SET", "k", "v"]);
+        assert_eq!(t.run(&["GET", "k"]), bulk("v"));
+    }
+
+    #[test]
+    fn a_served_reply_wins_over_a_late_timeout() {
+        let mut t = engine();
+        t.run(&["BTAKE", "k", "1"]);
+        let mut other = t.other_session();
+        t.run_as(&mut other, &["SET", "k", "v"]);
+        t.engine.cancel_block(&t.session);
+        assert_eq!(t.engine.block_reply(&mut t.session), Some(pair("k", "v")));
+    }
+
+    #[test]
+    fn disconnect_while_blocked_forgets_the_client() {
+        let mut t = engine();
+        let mut gone = t.other_session();
+        t.run_as(&mut gone, &["BTAKE", "k", "0"]);
+        t.engine.disconnect(&mut gone);
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
+        t.run(&["SET", "k", "v"]);
+        assert_eq!(t.run(&["GET", "k"]), bulk("v"));
+    }
+
+    #[test]
+    fn the_reply_uses_the_blocked_clients_protocol() {
+        let mut t = engine();
+        t.session.set_proto(keel_resp::Protocol::Resp3);
+        t.run(&["BTAKE", "k", "0"]);
+        let mut other = t.other_session();
+        t.run_as(&mut other, &["SET", "k", "v"]);
+        assert_eq!(
+            t.engine.block_reply(&mut t.session),
+            Some(Frame::Set(vec![bulk("k"), bulk("v")]))
+        );
+    }
+
+    #[test]
+    fn timeouts_parse_like_redis() {
+        assert_eq!(parse_timeout(b"0"), Ok(None));
+        assert_eq!(parse_timeout(b"0.1"), Ok(Some(Duration::from_millis(100))));
+        assert_eq!(parse_timeout(b"0.0001"), Ok(Some(Duration::from_millis(1))));
+        assert_eq!(parse_timeout(b"2"), Ok(Some(Duration::from_secs(2))));
+        assert_eq!(parse_timeout(b"1e3"), Ok(Some(Duration::from_secs(1000))));
+        // Rounded up to whole milliseconds before the sign check, as Redis does.
+        assert_eq!(parse_timeout(b"-0.0001"), Ok(None));
+        let neg = Err(CmdError::err("timeout is negative"));
+        assert_eq!(parse_timeout(b"-1"), neg);
+        assert_eq!(parse_timeout(b"-inf"), neg);
+        // Too large for a 64-bit count of milliseconds: Redis's conversion
+        // wraps to a negative number.
+        assert_eq!(parse_timeout(b"inf"), neg);
+        assert_eq!(parse_timeout(b"1e300"), neg);
+        assert_eq!(parse_timeout(b"1e16"), neg);
+        assert!(matches!(parse_timeout(b"9e15"), Ok(Some(_))));
+        let nan = Err(CmdError::err("timeout is not a float or out of range"));
+        assert_eq!(parse_timeout(b"abc"), nan);
+        assert_eq!(parse_timeout(b"nan"), nan);
+        assert_eq!(parse_timeout(b""), nan);
+        assert_eq!(parse_timeout(b" 1"), nan);
+    }
+}
