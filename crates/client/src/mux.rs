@@ -182,24 +182,37 @@ impl Mux {
 
 async fn writer(shared: Arc<Shared>, mut out: OwnedWriteHalf) {
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut waited = false;
     loop {
-        // Let the callers that are already runnable (typically the ones the
-        // reader just completed) queue their next requests before this
-        // batch is cut: a scheduler turn, not a timed linger.
-        tokio::task::yield_now().await;
-        {
+        let wait_a_turn = {
             let mut q = shared.lock();
             if q.closed.is_some() {
                 return;
             }
-            if q.out.is_empty() {
-                q.writer_idle = true;
+            // With replies still outstanding, the callers the reader is
+            // completing will queue their next requests in a moment: give
+            // them one scheduler turn to join this batch (not a timed
+            // linger). A lone caller has nothing to wait for and is sent at
+            // once, sparing the wake-ups a yield would cost.
+            let others_in_flight = q.waiting.len() > q.unsent;
+            if !q.out.is_empty() && others_in_flight && !waited {
+                true
             } else {
-                // Swap buffers: callers keep appending to the emptied one
-                // while this batch is written.
-                std::mem::swap(&mut q.out, &mut buf);
-                q.unsent = 0;
+                if q.out.is_empty() {
+                    q.writer_idle = true;
+                } else {
+                    // Swap buffers: callers keep appending to the emptied
+                    // one while this batch is written.
+                    std::mem::swap(&mut q.out, &mut buf);
+                    q.unsent = 0;
+                }
+                false
             }
+        };
+        waited = wait_a_turn;
+        if wait_a_turn {
+            tokio::task::yield_now().await;
+            continue;
         }
         if buf.is_empty() {
             shared.writer_wake.notified().await;
