@@ -144,21 +144,8 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
     );
     assert!(stdout.contains("SET on redis: "), "{stdout}");
     assert!(stdout.contains("SET on keel: "), "{stdout}");
-    // Keel has no lists yet: every LPUSH fails, and says why.
-    let lpush = stdout
-        .lines()
-        .find(|l| l.starts_with("LPUSH on keel: "))
-        .expect("an LPUSH line");
-    assert!(
-        lpush.contains("2000 failed") && lpush.contains("unknown command"),
-        "{lpush}"
-    );
-    // The comparison table: a header, a ratio per target, failure reasons.
+    // The comparison table: a header and a ratio per target.
     assert!(stdout.contains("ratio"), "{stdout}");
-    assert!(
-        stdout.contains("LPUSH on keel: 2000 x ERR unknown command"),
-        "{stdout}"
-    );
 
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -167,7 +154,7 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
     let steps = v["steps"].as_array().unwrap();
     let names: Vec<&str> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["PING_MBULK", "SET", "GET", "LPUSH"]);
-    for step in &steps[..3] {
+    for step in steps {
         for o in step["outcomes"].as_array().unwrap() {
             assert_eq!(o["status"], "done");
             assert_eq!(o["ok"], 2000, "{o}");
@@ -177,11 +164,44 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
             assert!(o["client_cpu"].as_f64().is_some());
         }
     }
-    let lpush = &steps[3]["outcomes"];
-    assert_eq!(lpush[0]["ok"], 2000);
-    assert_eq!(lpush[1]["ok"], 0);
-    assert_eq!(lpush[1]["failed"], 2000);
-    assert!(lpush[1]["failure_kinds"][0][0]
+
+    // Keel has no streams: every XADD fails there, is counted, and says why.
+    let out = bench(&[
+        "--target",
+        &redis_t,
+        "--target",
+        &keel_t,
+        "-n",
+        "500",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "XADD",
+        "stream",
+        "*",
+        "f",
+        "__rand_int__",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let xadd = stdout
+        .lines()
+        .find(|l| l.starts_with("XADD stream * f __rand_int__ on keel: "))
+        .unwrap_or_else(|| panic!("an XADD line for keel in {stdout}"));
+    assert!(
+        xadd.contains("500 failed") && xadd.contains("unknown command"),
+        "{xadd}"
+    );
+    assert!(
+        stdout.contains("on keel: 500 x ERR unknown command"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let xadd = &v["steps"][0]["outcomes"];
+    assert_eq!(xadd[0]["ok"], 500);
+    assert_eq!(xadd[1]["ok"], 0);
+    assert_eq!(xadd[1]["failed"], 500);
+    assert!(xadd[1]["failure_kinds"][0][0]
         .as_str()
         .unwrap()
         .contains("unknown command"));
