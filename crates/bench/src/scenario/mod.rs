@@ -219,9 +219,11 @@ fn parse_cli(args: &[String]) -> anyhow::Result<Cli> {
                 let (name, path) = v.split_once('=').ok_or_else(|| {
                     anyhow::anyhow!("--bin {v}: expected PROGRAM=PATH, e.g. keel-server=target/release/keel-server")
                 })?;
-                cli.bins
-                    .overrides
-                    .insert(name.to_string(), PathBuf::from(path));
+                // Servers start in their own directory: a relative path
+                // must be made absolute while it still means what was typed.
+                let path =
+                    std::path::absolute(path).map_err(|e| anyhow::anyhow!("--bin {v}: {e}"))?;
+                cli.bins.overrides.insert(name.to_string(), path);
             }
             "-h" | "--help" => anyhow::bail!("{USAGE}"),
             s if s.starts_with('-') => anyhow::bail!("unknown option {s}\n{USAGE}"),
@@ -326,7 +328,13 @@ pub fn execute(
                         .unwrap_or("")
                         .trim()
                         .to_string();
-                    let reason = format!("{first} {detail}");
+                    // The first line says what failed; the last line of a
+                    // longer message is the server's own last word.
+                    let reason = if detail == first {
+                        first
+                    } else {
+                        format!("{first} {detail}")
+                    };
                     notes.push(format!("{}: {}", plan.name, reason));
                     Err(if e.refused_config {
                         Outcome::Unsupported {
