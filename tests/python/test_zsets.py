@@ -553,3 +553,15 @@ def test_zrandmember_refuses_a_reply_it_would_have_to_build_whole(r):
     with pytest.raises(redis.ResponseError, match="negative count must be at least -16777216"):
         r.zrandmember("z", -(1 << 24) - 1)
     assert len(r.zrandmember("z", -1000)) == 1000
+
+
+def test_zscan_cursor_and_option_order(r):
+    # A missing key answers before its options are read.
+    assert r.execute_command("ZSCAN", "nokey", "0", "COUNT", "0") == (0, [])
+    r.zadd("z", {"a": 1})
+    # An empty cursor reads as 0, as strtoul does.
+    assert r.execute_command("ZSCAN", "z", "") == (0, [("a", 1.0)])
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        r.execute_command("ZSCAN", "z", "0", "COUNT", "0")
+    with pytest.raises(redis.ResponseError, match="invalid cursor"):
+        r.execute_command("ZSCAN", "z", "x")

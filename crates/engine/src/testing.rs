@@ -72,3 +72,30 @@ pub fn ok() -> Frame {
 pub fn error(s: &str) -> Frame {
     Frame::Error(Bytes::copy_from_slice(s.as_bytes()))
 }
+
+/// An effect log that keeps what it is given, for tests of what a command
+/// logs (`EngineBuilder { sink: Some(recorder.clone()), .. }`).
+#[derive(Default)]
+pub struct Recorder(parking_lot::Mutex<Vec<(usize, Vec<String>)>>);
+
+impl crate::engine::EffectSink for Recorder {
+    fn append(&self, db: usize, argv: &[Bytes]) {
+        let argv = argv
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        self.0.lock().push((db, argv));
+    }
+}
+
+impl Recorder {
+    /// Every logged command, with the database it was logged for.
+    pub fn entries(&self) -> Vec<(usize, Vec<String>)> {
+        self.0.lock().clone()
+    }
+
+    /// Every logged command.
+    pub fn commands(&self) -> Vec<Vec<String>> {
+        self.0.lock().iter().map(|(_, a)| a.clone()).collect()
+    }
+}

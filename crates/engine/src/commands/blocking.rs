@@ -343,26 +343,13 @@ mod tests {
     use keel_resp::Frame;
     use std::sync::Arc;
 
-    #[derive(Default)]
-    struct Recorder(parking_lot::Mutex<Vec<(usize, Vec<String>)>>);
-
-    impl crate::engine::EffectSink for Recorder {
-        fn append(&self, db: usize, argv: &[Bytes]) {
-            let argv = argv
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            self.0.lock().push((db, argv));
-        }
-    }
-
     fn arr(items: &[&str]) -> Frame {
         Frame::Array(items.iter().map(|s| bulk(s)).collect())
     }
 
     #[test]
     fn pops_are_logged_as_their_non_blocking_form() {
-        let sink = Arc::new(Recorder::default());
+        let sink = Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
             sink: Some(sink.clone()),
             ..Default::default()
@@ -387,7 +374,7 @@ mod tests {
             Some(Frame::Array(vec![bulk("z"), bulk("n"), Frame::Double(2.0)]))
         );
         run(&mut b, &["BZMPOP", "0", "1", "z", "MIN", "COUNT", "3"]);
-        let log = sink.0.lock().clone();
+        let log = sink.entries();
         let expect: Vec<(usize, Vec<&str>)> = vec![
             (0, vec!["RPUSH", "l", "x", "y"]),
             (0, vec!["LPOP", "l"]),

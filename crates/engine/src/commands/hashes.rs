@@ -635,22 +635,7 @@ fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Some(e) if HashRef::of(&e.value).is_none() => return Err(CmdError::WrongType),
         Some(_) => {}
     }
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    while let Some(opt) = args.next_opt() {
-        if is(opt, "COUNT") {
-            let n = parse_i64(args.next_arg()?)?;
-            if n < 1 {
-                return Err(CmdError::Syntax);
-            }
-            count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if is(opt, "MATCH") {
-            let p = args.next_arg()?;
-            pattern = (p.as_ref() != b"*").then_some(p.as_ref());
-        } else {
-            return Err(CmdError::Syntax);
-        }
-    }
+    let (count, pattern) = super::keys::parse_scan_options(args)?;
     read_hash(ctx, key, |h| {
         let Some(h) = h else { return empty() };
         let mut items = Vec::new();
@@ -740,23 +725,10 @@ mod tests {
         assert_eq!(t.run(&["HSCAN", "h", "x"]), error("ERR invalid cursor"));
     }
 
-    #[derive(Default)]
-    struct Recorder(parking_lot::Mutex<Vec<Vec<String>>>);
-
-    impl crate::engine::EffectSink for Recorder {
-        fn append(&self, _db: usize, argv: &[bytes::Bytes]) {
-            self.0.lock().push(
-                argv.iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect(),
-            );
-        }
-    }
-
     #[test]
     fn increments_and_their_logged_effects() {
         let clock = std::sync::Arc::new(crate::clock::ManualClock::new(1_000_000));
-        let rec = std::sync::Arc::new(Recorder::default());
+        let rec = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
             clock,
             sink: Some(rec.clone()),
@@ -780,7 +752,7 @@ mod tests {
         assert_eq!(run(&["HSETNX", "h", "n", "9"]), int(0));
         assert_eq!(run(&["HDEL", "h", "zz"]), int(0));
         assert_eq!(run(&["HDEL", "h", "n"]), int(1));
-        let log = rec.0.lock().clone();
+        let log = rec.commands();
         let expect: Vec<Vec<&str>> = vec![
             vec!["HSET", "h", "f", "0.1"],
             vec!["HSET", "h", "f", "0.3"],

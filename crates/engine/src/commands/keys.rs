@@ -513,6 +513,31 @@ pub(crate) fn parse_cursor(raw: &[u8]) -> Result<u64, CmdError> {
     Ok(if negative { n.wrapping_neg() } else { n })
 }
 
+/// The MATCH and COUNT options of HSCAN, SSCAN and ZSCAN, in any order and
+/// repeated (the last wins): a COUNT below 1 is a syntax error, as in Redis,
+/// and MATCH * filters nothing.
+pub(crate) fn parse_scan_options<'a>(
+    args: &mut Args<'a>,
+) -> Result<(usize, Option<&'a [u8]>), CmdError> {
+    let mut count = 10usize;
+    let mut pattern: Option<&[u8]> = None;
+    while let Some(opt) = args.next_opt() {
+        if is(opt, "COUNT") {
+            let n = parse_i64(args.next_arg()?)?;
+            if n < 1 {
+                return Err(CmdError::Syntax);
+            }
+            count = usize::try_from(n).unwrap_or(usize::MAX);
+        } else if is(opt, "MATCH") {
+            let p = args.next_arg()?;
+            pattern = (p.as_ref() != b"*").then_some(p.as_ref());
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    Ok((count, pattern))
+}
+
 /// SCAN's cursor names a shard and a position within that shard's table of the
 /// selected database; each call walks shards in order from there until COUNT
 /// keys were visited. Because each table's order is a fixed function of the
@@ -999,23 +1024,10 @@ mod tests {
         v
     }
 
-    #[derive(Default)]
-    struct Recorder(parking_lot::Mutex<Vec<(usize, Vec<String>)>>);
-
-    impl crate::engine::EffectSink for Recorder {
-        fn append(&self, db: usize, argv: &[bytes::Bytes]) {
-            let argv = argv
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            self.0.lock().push((db, argv));
-        }
-    }
-
     #[test]
     fn expiry_effects_are_absolute_or_deletions() {
         let clock = std::sync::Arc::new(crate::clock::ManualClock::new(1_700_000_000_000));
-        let sink = std::sync::Arc::new(Recorder::default());
+        let sink = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
             clock: clock.clone(),
             sink: Some(sink.clone()),
@@ -1039,7 +1051,7 @@ mod tests {
         run(&["SET", "j", "v", "PX", "5"]);
         clock.advance(5);
         assert_eq!(run(&["TTL", "j"]), int(-2));
-        let log: Vec<Vec<String>> = sink.0.lock().iter().map(|(_, a)| a.clone()).collect();
+        let log: Vec<Vec<String>> = sink.commands();
         let expect: Vec<Vec<&str>> = vec![
             vec!["SET", "k", "v"],
             vec!["PEXPIREAT", "k", "1700000010000"],

@@ -883,18 +883,7 @@ mod tests {
 
     #[test]
     fn lmpop_is_logged_as_the_pop_it_made() {
-        #[derive(Default)]
-        struct Recorder(parking_lot::Mutex<Vec<Vec<String>>>);
-        impl crate::engine::EffectSink for Recorder {
-            fn append(&self, _db: usize, argv: &[bytes::Bytes]) {
-                let argv = argv
-                    .iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                self.0.lock().push(argv);
-            }
-        }
-        let sink = std::sync::Arc::new(Recorder::default());
+        let sink = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
             sink: Some(sink.clone()),
             ..Default::default()
@@ -911,7 +900,7 @@ mod tests {
         run(&["RPUSH", "b", "1", "2"]);
         run(&["LMPOP", "2", "a", "b", "RIGHT", "COUNT", "5"]);
         run(&["LMPOP", "2", "a", "b", "RIGHT"]);
-        let log = sink.0.lock().clone();
+        let log = sink.commands();
         assert_eq!(
             log,
             vec![vec!["RPUSH", "b", "1", "2"], vec!["RPOP", "b", "2"],]

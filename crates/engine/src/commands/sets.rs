@@ -752,22 +752,7 @@ fn sscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     if read_set_counted(ctx, key, |_| ())?.is_none() {
         return Ok(empty());
     }
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    while let Some(opt) = args.next_opt() {
-        if is(opt, "COUNT") {
-            let n = parse_i64(args.next_arg()?)?;
-            if n < 1 {
-                return Err(CmdError::Syntax);
-            }
-            count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if is(opt, "MATCH") {
-            let p = args.next_arg()?;
-            pattern = (p.as_ref() != b"*").then_some(p.as_ref());
-        } else {
-            return Err(CmdError::Syntax);
-        }
-    }
+    let (count, pattern) = super::keys::parse_scan_options(args)?;
     let mut found = Vec::new();
     let Some(next) = read_set(ctx, key)?.map(|s| s.set_scan(cursor, count, &mut found)) else {
         return Ok(empty());
@@ -844,22 +829,9 @@ mod tests {
         assert_eq!(t.run(&["SCARD", "s"]), int(10));
     }
 
-    #[derive(Default)]
-    struct Recorder(parking_lot::Mutex<Vec<Vec<String>>>);
-
-    impl crate::engine::EffectSink for Recorder {
-        fn append(&self, _db: usize, argv: &[bytes::Bytes]) {
-            self.0.lock().push(
-                argv.iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect(),
-            );
-        }
-    }
-
     #[test]
     fn spop_is_logged_as_what_it_removed() {
-        let rec = std::sync::Arc::new(Recorder::default());
+        let rec = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
             sink: Some(rec.clone()),
             ..crate::engine::EngineBuilder::default()
@@ -880,7 +852,7 @@ mod tests {
         run(&["SPOP", "s", "5"]);
         run(&["SPOP", "s", "0"]);
         run(&["SPOP", "missing"]);
-        let log = rec.0.lock().clone();
+        let log = rec.commands();
         let mut srem_two = vec!["SREM".to_string(), "s".to_string()];
         let mut logged_two = log[2][2..].to_vec();
         logged_two.sort();

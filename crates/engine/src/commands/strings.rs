@@ -1205,23 +1205,10 @@ mod tests {
         assert_eq!(stats.keyspace_misses(), 3);
     }
 
-    #[derive(Default)]
-    struct Recorder(parking_lot::Mutex<Vec<Vec<String>>>);
-
-    impl crate::engine::EffectSink for Recorder {
-        fn append(&self, _db: usize, argv: &[bytes::Bytes]) {
-            self.0.lock().push(
-                argv.iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect(),
-            );
-        }
-    }
-
     #[test]
     fn non_deterministic_writes_are_logged_as_their_effect() {
         let clock = std::sync::Arc::new(crate::clock::ManualClock::new(1_000_000));
-        let rec = std::sync::Arc::new(Recorder::default());
+        let rec = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
             clock: clock.clone(),
             sink: Some(rec.clone()),
@@ -1246,7 +1233,7 @@ mod tests {
         run(&["SETNX", "a", "w"]);
         run(&["GETDEL", "a"]);
         run(&["INCR", "n"]);
-        let log = rec.0.lock().clone();
+        let log = rec.commands();
         let expect: Vec<Vec<&str>> = vec![
             vec!["SET", "a", "v", "PXAT", "1010000"],
             vec!["SET", "f", "0.1", "KEEPTTL"],

@@ -1549,41 +1549,18 @@ pub(crate) const ZSCAN: CommandSpec = CommandSpec {
     run: zscan,
 };
 
-/// A SCAN-family cursor: decimal digits (strtoul-like; anything else is invalid).
-fn parse_cursor(raw: &[u8]) -> Result<u64, CmdError> {
-    let invalid = || CmdError::err("invalid cursor");
-    if raw.is_empty() {
-        return Err(invalid());
-    }
-    raw.iter().try_fold(0u64, |n, &b| {
-        if !b.is_ascii_digit() {
-            return Err(invalid());
-        }
-        n.checked_mul(10)
-            .and_then(|n| n.checked_add(u64::from(b - b'0')))
-            .ok_or_else(invalid)
-    })
-}
-
 fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
-    let cursor = parse_cursor(args.next_arg()?)?;
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    while let Some(opt) = args.next_opt() {
-        if is(opt, "COUNT") {
-            let n = parse_i64(args.next_arg()?)?;
-            if n < 1 {
-                return Err(CmdError::Syntax);
-            }
-            count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if is(opt, "MATCH") {
-            let p = args.next_arg()?;
-            pattern = (p.as_ref() != b"*").then_some(p.as_ref());
-        } else {
-            return Err(CmdError::Syntax);
-        }
+    let cursor = super::keys::parse_cursor(args.next_arg()?)?;
+    // Like Redis, a missing key answers an empty scan before the options
+    // are read.
+    if read(ctx, key)?.is_none() {
+        return Ok(Frame::Array(vec![
+            Frame::Bulk(Bytes::from_static(b"0")),
+            Frame::Array(Vec::new()),
+        ]));
     }
+    let (count, pattern) = super::keys::parse_scan_options(args)?;
     let mut found = Vec::new();
     let next = match read(ctx, key)? {
         Some(v) => zset::scan(v, cursor, count, &mut found),
