@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Memory of small collections: 1M hashes of 5 short fields, 1M sets of 5 short
+# members, 1M sorted sets of 5 members, each loaded into a fresh keel-server
+# and a fresh Debian redis-server (redis-cli --pipe), then resident memory
+# (VmRSS) and INFO used_memory 2 s after loading. Prints Markdown.
+#
+# Environment: KEYS=1000000, KEEL_ARGS (extra keel-server options).
+set -euo pipefail
+KEYS=${KEYS:-1000000}
+KEEL_ARGS=${KEEL_ARGS:-}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+cargo build --release --bin keel-server >&2
+KEEL=$ROOT/target/release/keel-server
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+python3 - "$WORK" "$KEYS" <<'PY'
+import sys
+work, n = sys.argv[1], int(sys.argv[2])
+def cmd(*a):
+    out = [b"*%d\r\n" % len(a)]
+    for x in a:
+        x = str(x).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(x), x))
+    return b"".join(out)
+loads = {
+    "hash": lambda i: cmd("HSET", f"user:{i}", "f1", "v1", "f2", "v2", "f3", "v3", "f4", "v4", "f5", "v5"),
+    "set": lambda i: cmd("SADD", f"set:{i}", "m1", "m2", "m3", "m4", "m5"),
+    "zset": lambda i: cmd("ZADD", f"z:{i}", 1, "m1", 2, "m2", 3, "m3", 4, "m4", 5, "m5"),
+}
+for name, make in loads.items():
+    with open(f"{work}/{name}.resp", "wb") as f:
+        for i in range(n):
+            f.write(make(i))
+PY
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+
+echo "Command: KEYS=$KEYS scripts/bench-collections-memory.sh"
+echo
+echo "| load | server | encoding | RSS MiB | used_memory MiB | RSS bytes/key (above start) | RSS ratio |"
+echo "|---|---|---|---:|---:|---:|---:|"
+for t in hash set zset; do
+	redis_rss=0
+	for s in redis keel; do
+		port=$(free_port)
+		if [[ $s == redis ]]; then
+			redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
+		else
+			# shellcheck disable=SC2086
+			"$KEEL" --port "$port" $KEEL_ARGS >/dev/null 2>&1 &
+		fi
+		pid=$!
+		for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+		base=$(rss_kb "$pid")
+		redis-cli -p "$port" --pipe <"$WORK/$t.resp" >/dev/null
+		sleep 2
+		rss=$(rss_kb "$pid")
+		used=$(redis-cli -p "$port" info memory | awk -F: '/^used_memory:/{print $2}' | tr -d '\r')
+		first=$(redis-cli -p "$port" --scan --count 1 | head -1)
+		enc=$(redis-cli -p "$port" object encoding "$first")
+		[[ $s == redis ]] && redis_rss=$rss
+		awk -v t="$t" -v s="$s" -v e="$enc" -v rss="$rss" -v base="$base" -v used="$used" -v n="$KEYS" -v r="$redis_rss" 'BEGIN{
+			printf "| %s | %s | %s | %.1f | %.1f | %.0f | %.2fx |\n", t, s, e, rss/1024, used/1048576, (rss-base)*1024/n, rss/r}'
+		redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+		wait "$pid" 2>/dev/null || true
+	done
+done
