@@ -38,7 +38,7 @@ impl TestEngine {
             .iter()
             .map(|a| Bytes::copy_from_slice(a.as_bytes()))
             .collect();
-        self.engine.execute(&mut self.session, argv)
+        decoded(self.engine.execute(&mut self.session, argv))
     }
 
     /// A second session on the same engine.
@@ -52,7 +52,28 @@ impl TestEngine {
             .iter()
             .map(|a| Bytes::copy_from_slice(a.as_bytes()))
             .collect();
-        self.engine.execute(session, argv)
+        decoded(self.engine.execute(session, argv))
+    }
+}
+
+/// The reply as a client would read it: pre-encoded parts (`Frame::Encoded`)
+/// parsed back into frames, so tests compare structures, not encodings.
+pub fn decoded(f: Frame) -> Frame {
+    match f {
+        Frame::Encoded(raw) => match keel_resp::parse_frame(&raw) {
+            Ok(Some((frame, n))) if n == raw.len() => frame,
+            other => panic!("an encoded reply must hold exactly one frame: {other:?}"),
+        },
+        Frame::Array(items) => Frame::Array(items.into_iter().map(decoded).collect()),
+        Frame::Set(items) => Frame::Set(items.into_iter().map(decoded).collect()),
+        Frame::Push(items) => Frame::Push(items.into_iter().map(decoded).collect()),
+        Frame::Map(pairs) => Frame::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (decoded(k), decoded(v)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 

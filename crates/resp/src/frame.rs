@@ -32,6 +32,9 @@ pub enum Frame {
     BigNumber(Bytes),
     /// RESP3 push; an array in RESP2.
     Push(Vec<Frame>),
+    /// A reply already encoded, valid as is in RESP2 and RESP3 (see
+    /// `BulkArray`). The parser never produces it.
+    Encoded(Bytes),
 }
 
 impl Frame {

@@ -15,7 +15,7 @@ mod frame;
 mod request;
 
 pub use decode::{frame_len, parse_frame, FrameError};
-pub use encode::{encode, encode_command, encode_double, Protocol};
+pub use encode::{encode, encode_command, encode_double, BulkArray, Protocol};
 pub use frame::Frame;
 pub use request::{
     parse_request, parse_request_resuming, split_args, Progress, ProtocolError, Request,

@@ -385,14 +385,13 @@ fn lrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let start = args.next_i64()?;
     let stop = args.next_i64()?;
-    let items = read_list(ctx, key, |v| {
-        let mut out = Vec::new();
-        list::range_with(v, start, stop, |e| {
-            out.push(Frame::Bulk(Bytes::copy_from_slice(e)))
-        });
-        out
+    // Encoded as it is read: one copy per element, no frame per element.
+    let reply = read_list(ctx, key, |v| {
+        let mut out = keel_resp::BulkArray::new();
+        list::range_with(v, start, stop, |e| out.push(e));
+        out.finish()
     })?;
-    Ok(Frame::Array(items.unwrap_or_default()))
+    Ok(reply.unwrap_or_else(|| Frame::Array(Vec::new())))
 }
 
 pub(crate) const LPUSHX: CommandSpec = CommandSpec {
