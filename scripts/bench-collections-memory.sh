@@ -59,8 +59,7 @@ for t in hash set zset; do
 		sleep 2
 		rss=$(rss_kb "$pid")
 		used=$(redis-cli -p "$port" info memory | awk -F: '/^used_memory:/{print $2}' | tr -d '\r')
-		first=$(redis-cli -p "$port" --scan --count 1 | head -1)
-		enc=$(redis-cli -p "$port" object encoding "$first")
+		enc=$(redis-cli -p "$port" object encoding "$(redis-cli -p "$port" randomkey)")
 		[[ $s == redis ]] && redis_rss=$rss
 		awk -v t="$t" -v s="$s" -v e="$enc" -v rss="$rss" -v base="$base" -v used="$used" -v n="$KEYS" -v r="$redis_rss" 'BEGIN{
 			printf "| %s | %s | %s | %.1f | %.1f | %.0f | %.2fx |\n", t, s, e, rss/1024, used/1048576, (rss-base)*1024/n, rss/r}'
