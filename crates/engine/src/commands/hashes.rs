@@ -245,32 +245,27 @@ fn all_of(ctx: &mut Ctx<'_>, args: &mut Args<'_>, part: Option<Part>) -> Result<
     let key = args.next_key()?;
     let resp3 = ctx.resp3();
     read_hash(ctx, key, |h| {
-        let n = h.map_or(0, |h| h.len());
-        match part {
-            None => {
-                let mut out = Vec::with_capacity(n);
-                if let Some(h) = h {
-                    h.for_each(|k, v| out.push((bulk_of(k), bulk_of(v))));
-                }
-                if resp3 {
-                    Frame::Map(out)
-                } else {
-                    Frame::Array(out.into_iter().flat_map(|(k, v)| [k, v]).collect())
-                }
+        // Flat arrays of bulks are encoded as they are read (one copy per
+        // field); only RESP3's HGETALL map needs a frame per element.
+        if resp3 && part.is_none() {
+            let mut out = Vec::with_capacity(h.map_or(0, |h| h.len()));
+            if let Some(h) = h {
+                h.for_each(|k, v| out.push((bulk_of(k), bulk_of(v))));
             }
-            Some(p) => {
-                let mut out = Vec::with_capacity(n);
-                if let Some(h) = h {
-                    h.for_each(|k, v| {
-                        out.push(bulk_of(match p {
-                            Part::Fields => k,
-                            Part::Values => v,
-                        }))
-                    });
-                }
-                Frame::Array(out)
-            }
+            return Frame::Map(out);
         }
+        let mut out = keel_resp::BulkArray::new();
+        if let Some(h) = h {
+            h.for_each(|k, v| match part {
+                None => {
+                    out.push(k);
+                    out.push(v);
+                }
+                Some(Part::Fields) => out.push(k),
+                Some(Part::Values) => out.push(v),
+            });
+        }
+        out.finish()
     })
 }
 
