@@ -171,11 +171,20 @@ fn to_deque(p: &Packed) -> ListDeque {
     ListDeque { items }
 }
 
-/// Make sure the list can take `add_count` more elements totalling
+/// Bytes `elems` take once packed: a long element's header is five bytes,
+/// not one, so the payload length alone undercounts.
+fn packed_len<B: AsRef<[u8]>>(elems: &[B]) -> usize {
+    elems
+        .iter()
+        .map(|e| Put::Bytes(e.as_ref()).encoded_len())
+        .sum()
+}
+
+/// Make sure the list can take `add_count` more elements that pack into
 /// `add_bytes` bytes: a packed list that would pass the limit becomes a deque.
 fn make_room(v: &mut Value, add_count: usize, add_bytes: usize, limits: &CompactLimits) {
     if let Value::ListPacked(p) = v {
-        let bytes = p.heap_bytes() + add_bytes + add_count;
+        let bytes = p.heap_bytes() + add_bytes;
         if !fits(limits, bytes, || p.len() + add_count) {
             *v = Value::List(Box::new(to_deque(p)));
         }
@@ -185,8 +194,7 @@ fn make_room(v: &mut Value, add_count: usize, add_bytes: usize, limits: &Compact
 /// Push `elems` one at a time at `end` (so LPUSH a b c leaves c first).
 /// Returns the new length.
 pub fn push<B: AsRef<[u8]>>(v: &mut Value, end: End, elems: &[B], limits: &CompactLimits) -> usize {
-    let add_bytes = elems.iter().map(|e| e.as_ref().len()).sum();
-    make_room(v, elems.len(), add_bytes, limits);
+    make_room(v, elems.len(), packed_len(elems), limits);
     match v {
         Value::ListPacked(p) => {
             let mut puts: Vec<Put<'_>> = elems.iter().map(|e| Put::Bytes(e.as_ref())).collect();
@@ -316,7 +324,7 @@ pub fn set(v: &mut Value, index: i64, elem: &[u8], limits: &CompactLimits) -> bo
     let Some(i) = position(index, len(v)) else {
         return false;
     };
-    make_room(v, 1, elem.len(), limits);
+    make_room(v, 1, packed_len(&[elem]), limits);
     match v {
         Value::ListPacked(p) => {
             p.splice(i, 1, &[Put::Bytes(elem)]);
@@ -347,7 +355,7 @@ pub fn insert(
         Value::List(d) => d.items.iter().position(|c| c.as_slice() == pivot)?,
         _ => return None,
     } + usize::from(after);
-    make_room(v, 1, elem.len(), limits);
+    make_room(v, 1, packed_len(&[elem]), limits);
     match v {
         Value::ListPacked(p) => {
             p.splice(at, 0, &[Put::Bytes(elem)]);

@@ -71,7 +71,8 @@ impl<'a> Elem<'a> {
 }
 
 impl<'a> Put<'a> {
-    fn encoded_len(&self) -> usize {
+    /// Bytes this element takes once stored (tag, length and payload).
+    pub fn encoded_len(&self) -> usize {
         match *self {
             Put::Bytes(b) => match parse_i64(b) {
                 Some(i) => Put::Int(i).encoded_len(),
