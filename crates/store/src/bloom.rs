@@ -720,6 +720,41 @@ mod tests {
         assert_ne!(murmur64a(b"abcdefghi", 7), murmur64a(b"abcdefgh", 7));
     }
 
+    /// Published MurmurHash64A outputs of the reference C code, seed
+    /// 0x344d1f5c: two blocks, a block and a tail, one block, tails only,
+    /// and nothing.
+    #[test]
+    fn murmur_reference_vectors() {
+        let seed = 0x344d_1f5c;
+        let cases: [(&[u8], u64); 7] = [
+            (
+                &[
+                    0xed, 0x53, 0xc4, 0xa5, 0x3b, 0x1b, 0xbd, 0xc2, 0x52, 0x7d, 0xc3, 0xef, 0x53,
+                    0x5f, 0xae, 0x3b,
+                ],
+                0x0822_b148_1a92_e97b,
+            ),
+            (
+                &[0x3c, 0x72, 0x20, 0x1f, 0xd2, 0x59, 0x19, 0xdb, 0xa1],
+                0xd2cc_ad46_0751_e0e7,
+            ),
+            (
+                &[0x23, 0xa8, 0xb1, 0x87, 0x55, 0xf7, 0x8a, 0x4b],
+                0xff16_2ca8_d6da_8c47,
+            ),
+            (
+                &[0xe2, 0x42, 0x1c, 0x2d, 0xc1, 0xe4, 0x3e],
+                0xf12e_0514_0576_9857,
+            ),
+            (&[0x5b, 0x5d], 0x28c1_fe59_e4f8_e5ba),
+            (&[0x7e], 0x694d_d315_c935_4ca9),
+            (&[], 0xa970_52a8_f088_ae6c),
+        ];
+        for (data, want) in cases {
+            assert_eq!(murmur64a(data, seed), want, "{data:02x?}");
+        }
+    }
+
     #[test]
     fn format_g_matches_printf() {
         let cases = [
@@ -762,6 +797,11 @@ mod tests {
 
         let c = Chain::new(100, 0.001, 2, false).expect("valid");
         assert_eq!(c.size_bytes(), 296);
+
+        // At 0.25 `ln(2) * bpe` is 2 in exact arithmetic; the truncated
+        // constants put it a hair above, so `k` is 3 (exact `ln 2` gives 2).
+        let c = Chain::new(100, 0.25, 2, true).expect("valid");
+        assert_eq!(c.links()[0].hashes(), 3);
     }
 
     #[test]
