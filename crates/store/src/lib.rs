@@ -7,6 +7,7 @@
 //! here takes plain bytes and numbers, and time is always passed in by the caller.
 
 pub mod bits;
+pub mod bloom;
 pub mod bytes;
 pub mod glob;
 pub mod hash;
