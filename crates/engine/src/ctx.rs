@@ -91,6 +91,29 @@ impl<'a> Ctx<'a> {
         self.session.proto == Protocol::Resp3
     }
 
+    /// The value at `key` for a read command: `None` when the key is absent,
+    /// WRONGTYPE when it holds another type than `ty`. A read refreshes the
+    /// key's access clock unless the client asked for CLIENT NO-TOUCH.
+    pub fn read_value(
+        &mut self,
+        key: &[u8],
+        ty: keel_store::ValueType,
+    ) -> Result<Option<&keel_store::Value>, CmdError> {
+        let now = self.now_ms();
+        let no_touch = self.session.no_touch;
+        let table = self.table(key)?;
+        let entry = if no_touch {
+            table.peek(key, now)
+        } else {
+            table.get(key, now)
+        };
+        match entry {
+            None => Ok(None),
+            Some(e) if e.value.value_type() == ty => Ok(Some(&e.value)),
+            Some(_) => Err(CmdError::WrongType),
+        }
+    }
+
     /// When small collections leave their compact encodings (CONFIG).
     pub fn limits(&self) -> keel_store::CompactLimits {
         self.engine.config.compact_limits()

@@ -50,20 +50,10 @@ fn read_hash<R>(
     key: &[u8],
     f: impl FnOnce(Option<HashRef<'_>>) -> R,
 ) -> Result<R, CmdError> {
-    let now = ctx.now_ms();
-    let no_touch = ctx.session.no_touch;
-    let table = ctx.table(key)?;
-    let entry = if no_touch {
-        table.peek(key, now)
-    } else {
-        table.get(key, now)
-    };
-    let (found, out) = match entry {
-        None => (false, Ok(f(None))),
-        Some(e) => match HashRef::of(&e.value) {
-            Some(h) => (true, Ok(f(Some(h)))),
-            None => (true, Err(CmdError::WrongType)),
-        },
+    let (found, out) = match ctx.read_value(key, keel_store::ValueType::Hash) {
+        Ok(None) => (false, Ok(f(None))),
+        Ok(Some(v)) => (true, Ok(f(HashRef::of(v)))),
+        Err(e) => (true, Err(e)),
     };
     ctx.hit(found);
     out

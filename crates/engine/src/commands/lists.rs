@@ -35,19 +35,7 @@ fn read_list<R>(
     key: &[u8],
     f: impl FnOnce(&Value) -> R,
 ) -> Result<Option<R>, CmdError> {
-    let now = ctx.now_ms();
-    let no_touch = ctx.session.no_touch;
-    let table = ctx.table(key)?;
-    let entry = if no_touch {
-        table.peek(key, now)
-    } else {
-        table.get(key, now)
-    };
-    let out = match entry {
-        None => None,
-        Some(e) if list::is_list(&e.value) => Some(f(&e.value)),
-        Some(_) => return Err(CmdError::WrongType),
-    };
+    let out = ctx.read_value(key, keel_store::ValueType::List)?.map(f);
     ctx.hit(out.is_some());
     Ok(out)
 }

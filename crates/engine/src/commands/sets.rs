@@ -40,19 +40,7 @@ fn is_set(v: &Value) -> bool {
 
 /// The set at `key` for reading: `None` if absent, WRONGTYPE for another type.
 fn read_set<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t Value>, CmdError> {
-    let now = ctx.now_ms();
-    let no_touch = ctx.session.no_touch;
-    let table = ctx.table(key)?;
-    let entry = if no_touch {
-        table.peek(key, now)
-    } else {
-        table.get(key, now)
-    };
-    match entry {
-        None => Ok(None),
-        Some(e) if is_set(&e.value) => Ok(Some(&e.value)),
-        Some(_) => Err(CmdError::WrongType),
-    }
+    ctx.read_value(key, keel_store::ValueType::Set)
 }
 
 /// Like `read_set`, counting the lookup as a keyspace hit or miss.

@@ -35,22 +35,10 @@ pub(crate) static COMMANDS: &[&CommandSpec] = &[
 
 /// The string held at `key`, `None` if absent, WRONGTYPE for another type.
 pub(crate) fn read_str<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t [u8]>, CmdError> {
-    let now = ctx.now_ms();
-    let no_touch = ctx.session.no_touch;
-    let table = ctx.table(key)?;
-    let entry = if no_touch {
-        table.peek(key, now)
-    } else {
-        table.get(key, now)
-    };
-    match entry {
-        None => Ok(None),
-        Some(e) => e
-            .value
-            .as_str()
-            .map(|s| Some(s.as_slice()))
-            .ok_or(CmdError::WrongType),
-    }
+    Ok(ctx
+        .read_value(key, keel_store::ValueType::String)?
+        .and_then(|v| v.as_str())
+        .map(|s| s.as_slice()))
 }
 
 pub(crate) const GET: CommandSpec = CommandSpec {

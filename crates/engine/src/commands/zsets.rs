@@ -55,19 +55,7 @@ pub(crate) type Pairs = Vec<(Vec<u8>, f64)>;
 
 /// The sorted set at `key` for reading: `None` when absent, WRONGTYPE for another type.
 fn read<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t Value>, CmdError> {
-    let now = ctx.now_ms();
-    let no_touch = ctx.session.no_touch;
-    let table = ctx.table(key)?;
-    let entry = if no_touch {
-        table.peek(key, now)
-    } else {
-        table.get(key, now)
-    };
-    match entry {
-        None => Ok(None),
-        Some(e) if e.value.value_type() == ValueType::ZSet => Ok(Some(&e.value)),
-        Some(_) => Err(CmdError::WrongType),
-    }
+    ctx.read_value(key, ValueType::ZSet)
 }
 
 /// The sorted set at `key` for a write: `None` when absent, WRONGTYPE for another type.
