@@ -606,12 +606,7 @@ pub(crate) const HSCAN: CommandSpec = CommandSpec {
 fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let cursor = parse_cursor(args.next_arg()?)?;
-    let empty = || {
-        Frame::Array(vec![
-            Frame::Bulk(Bytes::from_static(b"0")),
-            Frame::Array(Vec::new()),
-        ])
-    };
+    let empty = || super::keys::scan_reply(0, Vec::new());
     // Redis looks the key up before reading the options, so a missing key
     // answers an empty scan whatever follows.
     let now = ctx.now_ms();
@@ -630,10 +625,7 @@ fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                 items.push(bulk_of(v));
             }
         });
-        Frame::Array(vec![
-            Frame::Bulk(Bytes::from(next.to_string())),
-            Frame::Array(items),
-        ])
+        super::keys::scan_reply(next, items)
     })
 }
 

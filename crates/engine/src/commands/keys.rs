@@ -602,10 +602,16 @@ fn scan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         };
     }
     let next = resume.map_or(0, |(s, p)| Keyspace::encode_cursor(s, p));
-    Ok(Frame::Array(vec![
+    Ok(scan_reply(next, keys))
+}
+
+/// The reply of every SCAN-family command: the next cursor as a bulk string,
+/// then the items found (`scan_reply(0, vec![])` for a missing key).
+pub(crate) fn scan_reply(next: u64, items: Vec<Frame>) -> Frame {
+    Frame::Array(vec![
         Frame::Bulk(Bytes::from(next.to_string())),
-        Frame::Array(keys),
-    ]))
+        Frame::Array(items),
+    ])
 }
 
 pub(crate) const RENAME: CommandSpec = CommandSpec {

@@ -730,12 +730,7 @@ pub(crate) const SSCAN: CommandSpec = CommandSpec {
 fn sscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let cursor = parse_cursor(args.next_arg()?)?;
-    let empty = || {
-        Frame::Array(vec![
-            Frame::Bulk(Bytes::from_static(b"0")),
-            Frame::Array(Vec::new()),
-        ])
-    };
+    let empty = || super::keys::scan_reply(0, Vec::new());
     // Like Redis, a missing key answers before the options are looked at.
     if read_set_counted(ctx, key, |_| ())?.is_none() {
         return Ok(empty());
@@ -748,10 +743,7 @@ fn sscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     if let Some(p) = pattern {
         found.retain(|m| glob_match(p, m, false));
     }
-    Ok(Frame::Array(vec![
-        Frame::Bulk(Bytes::from(next.to_string())),
-        Frame::Array(bulks(found)),
-    ]))
+    Ok(super::keys::scan_reply(next, bulks(found)))
 }
 
 #[cfg(test)]

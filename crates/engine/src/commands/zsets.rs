@@ -1543,17 +1543,11 @@ fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // Like Redis, a missing key answers an empty scan before the options
     // are read.
     if read(ctx, key)?.is_none() {
-        return Ok(Frame::Array(vec![
-            Frame::Bulk(Bytes::from_static(b"0")),
-            Frame::Array(Vec::new()),
-        ]));
+        return Ok(super::keys::scan_reply(0, Vec::new()));
     }
     let (count, pattern) = super::keys::parse_scan_options(args)?;
     let mut found = Vec::new();
-    let next = match read(ctx, key)? {
-        Some(v) => zset::scan(v, cursor, count, &mut found),
-        None => 0,
-    };
+    let next = read(ctx, key)?.map_or(0, |v| zset::scan(v, cursor, count, &mut found));
     let mut items = Vec::with_capacity(found.len() * 2);
     for (m, s) in found {
         if pattern.is_some_and(|p| !keel_store::glob::glob_match(p, &m, false)) {
@@ -1563,10 +1557,7 @@ fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         // ZSCAN sends scores as strings in both protocols.
         items.push(Frame::Bulk(Bytes::from(keel_resp::encode_double(s))));
     }
-    Ok(Frame::Array(vec![
-        Frame::Bulk(Bytes::from(next.to_string())),
-        Frame::Array(items),
-    ]))
+    Ok(super::keys::scan_reply(next, items))
 }
 
 #[cfg(test)]
