@@ -420,14 +420,18 @@ impl Config {
         self.query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
         let size = |name: &str| usize::try_from(self.get_i64(name)).unwrap_or(usize::MAX);
+        // A packed element's length is a u32; like Redis's listpack safety
+        // limit, anything over 1 GiB always goes to the general form, however
+        // high the *-max-listpack-value settings are.
+        let value = |name: &str| size(name).min(1 << 30);
         *self.compact.write() = keel_store::CompactLimits {
             hash_entries: size("hash-max-listpack-entries"),
-            hash_value: size("hash-max-listpack-value"),
+            hash_value: value("hash-max-listpack-value"),
             set_intset_entries: size("set-max-intset-entries"),
             set_entries: size("set-max-listpack-entries"),
-            set_value: size("set-max-listpack-value"),
+            set_value: value("set-max-listpack-value"),
             zset_entries: size("zset-max-listpack-entries"),
-            zset_value: size("zset-max-listpack-value"),
+            zset_value: value("zset-max-listpack-value"),
             list_size: self.get_i64("list-max-listpack-size"),
         };
     }
@@ -616,6 +620,24 @@ mod more_tests {
         assert_eq!(c.get("save"), "");
         assert!(c.validate("appendonly", &["yes"]).is_err());
         assert!(c.validate("appendonly", &["no"]).is_ok());
+    }
+
+    #[test]
+    fn compact_limits_follow_the_settings_with_a_ceiling_on_element_size() {
+        let c = Config::default();
+        assert_eq!(c.compact_limits(), keel_store::CompactLimits::default());
+        c.set("hash-max-listpack-entries", &["7"], false)
+            .expect("test value");
+        c.set("zset-max-listpack-value", &["100000000000"], false)
+            .expect("test value");
+        c.set("list-max-listpack-size", &["-5"], false)
+            .expect("test value");
+        let l = c.compact_limits();
+        assert_eq!(l.hash_entries, 7);
+        assert_eq!(l.zset_value, 1 << 30);
+        assert_eq!(l.list_size, -5);
+        // CONFIG GET still shows what was set.
+        assert_eq!(c.get("zset-max-listpack-value"), "100000000000");
     }
 
     #[test]
