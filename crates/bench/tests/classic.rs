@@ -3,68 +3,11 @@
 //! its table and JSON, failures counted and shown, an unreachable target.
 
 #![allow(clippy::unwrap_used)]
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn keel_binary() -> PathBuf {
-    if let Ok(p) = std::env::var("KEEL_SERVER") {
-        return PathBuf::from(p);
-    }
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    for profile in ["debug", "release"] {
-        let p = target.join(profile).join("keel-server");
-        if p.exists() {
-            return p;
-        }
-    }
-    panic!("keel-server is not built: run `cargo build --bin keel-server`");
-}
+use keel_testkit::{free_port, Server};
+use std::process::{Command, Output};
 
 fn start(kind: &str) -> Server {
-    let port = free_port();
-    let port_s = port.to_string();
-    let mut cmd = if kind == "keel" {
-        let mut c = Command::new(keel_binary());
-        c.args(["--port", &port_s]);
-        c
-    } else {
-        let mut c = Command::new("redis-server");
-        c.args(["--port", &port_s, "--save", "", "--appendonly", "no"]);
-        c
-    };
-    let child = cmd
-        .args(["--bind", "127.0.0.1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {kind}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{kind} did not start listening");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Server { child, port }
+    keel_testkit::start(kind, free_port())
 }
 
 fn bench(args: &[&str]) -> Output {

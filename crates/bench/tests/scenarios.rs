@@ -9,25 +9,12 @@
 
 use bytes::Bytes;
 use keel_resp::{parse_frame, Frame};
+use keel_testkit::keel_binary;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn keel_binary() -> PathBuf {
-    if let Ok(p) = std::env::var("KEEL_SERVER") {
-        return PathBuf::from(p);
-    }
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    for profile in ["debug", "release"] {
-        let p = target.join(profile).join("keel-server");
-        if p.exists() {
-            return p;
-        }
-    }
-    panic!("keel-server is not built: run `cargo build --bin keel-server`");
-}
 
 fn scenario(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
