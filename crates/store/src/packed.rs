@@ -7,7 +7,9 @@
 //! - `0x00..=0xBF`: a byte string of that length (0 to 191 bytes) follows;
 //! - `0xC0..=0xC7`: an integer in 1 to 8 little-endian bytes, sign-extended;
 //! - `0xC8`: an `f64` in 8 little-endian bytes (a non-integral score);
-//! - `0xC9`: a byte string whose `u32` little-endian length follows.
+//! - `0xC9`: a byte string whose `u32` little-endian length follows;
+//! - `0xCA..=0xFF`: the integer `tag - 0xCA` (0 to 53) with no payload, so a
+//!   small count, score or flag costs one byte.
 //!
 //! Byte strings that are the canonical decimal form of an `i64` (`parse_i64`
 //! accepts them: no sign on zero, no leading zeros) are stored as integers
@@ -21,6 +23,8 @@ const INT_TAG: u8 = 0xC0;
 const F64_TAG: u8 = 0xC8;
 const LONG_TAG: u8 = 0xC9;
 const SHORT_MAX: usize = 0xBF;
+const TINY_TAG: u8 = 0xCA;
+const TINY_MAX: i64 = (0xFF - TINY_TAG) as i64;
 
 /// One element as stored.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +83,7 @@ impl<'a> Put<'a> {
                 None if b.len() <= SHORT_MAX => 1 + b.len(),
                 None => 5 + b.len(),
             },
+            Put::Int(i) if (0..=TINY_MAX).contains(&i) => 1,
             Put::Int(i) => 1 + int_width(i),
             Put::Float(f) => match float_as_int(f) {
                 Some(i) => Put::Int(i).encoded_len(),
@@ -101,6 +106,7 @@ impl<'a> Put<'a> {
                     out.extend_from_slice(b);
                 }
             },
+            Put::Int(i) if (0..=TINY_MAX).contains(&i) => out.push(TINY_TAG + i as u8),
             Put::Int(i) => {
                 let w = int_width(i);
                 out.push(INT_TAG + (w as u8 - 1));
@@ -170,13 +176,14 @@ fn decode(buf: &[u8], pos: usize) -> (Elem<'_>, usize) {
             }
             (Elem::Float(f64::from_le_bytes(le)), body + 8)
         }
-        _ => {
+        LONG_TAG => {
             let mut le = [0u8; 4];
             if let Some(raw) = buf.get(body..body + 4) {
                 le.copy_from_slice(raw);
             }
             bytes(body + 4, u32::from_le_bytes(le) as usize)
         }
+        TINY_TAG..=0xFF => (Elem::Int(i64::from(tag - TINY_TAG)), body),
     }
 }
 
@@ -333,6 +340,7 @@ mod tests {
             proptest::collection::vec(any::<u8>(), 180..300).prop_map(Model::Bytes),
             any::<i64>().prop_map(|i| Model::Bytes(i.to_string().into_bytes())),
             (-1000i64..1000).prop_map(|i| Model::Bytes(i.to_string().into_bytes())),
+            (0i64..60).prop_map(|i| Model::Bytes(i.to_string().into_bytes())),
             // Non-canonical integers stay byte strings.
             Just(Model::Bytes(b"007".to_vec())),
             Just(Model::Bytes(b"-0".to_vec())),
@@ -379,12 +387,27 @@ mod tests {
     #[test]
     fn integers_are_stored_compactly() {
         let p = Packed::from_elems(&[Put::Bytes(b"5"), Put::Bytes(b"-129"), Put::Bytes(b"v1")]);
-        // 2 bytes for 5, 3 for -129, 3 for "v1".
-        assert_eq!(p.heap_bytes(), 8);
+        // 1 byte for 5 (in the tag), 3 for -129, 3 for "v1".
+        assert_eq!(p.heap_bytes(), 7);
+        assert_eq!(p.get(0), Some(Elem::Int(5)));
         assert_eq!(p.get(1), Some(Elem::Int(-129)));
         assert_eq!(p.get(2), Some(Elem::Bytes(b"v1")));
         assert_eq!(p.find(b"v1", 0, 2), Some(2));
         assert_eq!(p.find(b"v1", 1, 2), None);
+        assert_eq!(p.find(b"5", 0, 1), Some(0));
+    }
+
+    #[test]
+    fn tiny_integers_fill_the_tag_byte_and_stop_at_its_end() {
+        let puts: Vec<Put<'_>> = (-2..=56).map(Put::Int).collect();
+        let p = Packed::from_elems(&puts);
+        let want: Vec<Elem<'_>> = (-2..=56).map(Elem::Int).collect();
+        assert_eq!(p.iter().collect::<Vec<_>>(), want);
+        // -2, -1 and 54..=56 take a payload byte; 0..=53 none.
+        assert_eq!(p.heap_bytes(), 5 * 2 + 54);
+        assert_eq!(Put::Int(53).encoded_len(), 1);
+        assert_eq!(Put::Int(54).encoded_len(), 2);
+        assert_eq!(Put::Float(3.0).encoded_len(), 1);
     }
 
     #[test]
