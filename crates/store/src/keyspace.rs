@@ -6,19 +6,21 @@
 //! locking of its own beyond the shard mutexes and never blocks on I/O.
 //!
 //! Invariants:
-//! - an entry's `expires_at_ms` is non-zero exactly when it is counted under
-//!   `(expires_at_ms, hash of its key)` in its table's expiry index;
+//! - an entry has a deadline handle exactly when its table holds its deadline
+//!   and counts `(deadline, its slab index)` in the expiry order;
 //! - an expired entry is never returned: reads remove it first and record the key in
 //!   `lazy_expired` so the executor can log the deletion;
-//! - `scan_hash` is a pure function of the key, so SCAN's order is stable across
-//!   rehashing.
+//! - an entry keeps its slab index while its key exists, which is what SCAN's
+//!   cursor walks.
 
 use crate::bytes::CompactBytes;
+use crate::slab::Slab;
 use crate::value::Value;
 use hashbrown::HashTable;
 use parking_lot::{Mutex, MutexGuard};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::hash::BuildHasher;
+use std::num::NonZeroU64;
 use std::sync::OnceLock;
 
 static HASHER: OnceLock<foldhash::fast::FixedState> = OnceLock::new();
@@ -41,17 +43,17 @@ pub fn hash_key(key: &[u8]) -> u64 {
     hasher().hash_one(key)
 }
 
-/// One key and its value. 64 bytes, one allocation for short keys and values.
+/// One key and its value: 56 bytes, stored in its table's slab. Short keys and
+/// values live inline; a deadline lives beside the entry, in the table, so
+/// only keys that have one pay for it.
 #[derive(Debug)]
 pub struct Entry {
     key: CompactBytes,
     pub value: Value,
-    /// Absolute Unix time in ms at which the key expires; 0 for none.
-    expires_at_ms: u64,
     /// Seconds clock of the last access, for OBJECT IDLETIME.
     access_s: u32,
-    /// Order key for SCAN within a table.
-    scan_hash: u32,
+    /// 1 + the index of this key's deadline in its table; 0 for none.
+    deadline: u32,
 }
 
 impl Entry {
@@ -63,17 +65,8 @@ impl Entry {
         &self.key
     }
 
-    /// Expiry as absolute Unix ms, if any.
-    pub fn expires_at_ms(&self) -> Option<u64> {
-        (self.expires_at_ms != 0).then_some(self.expires_at_ms)
-    }
-
     pub fn idle_seconds(&self, now_ms: u64) -> u64 {
         u64::from(seconds_clock(now_ms).wrapping_sub(self.access_s))
-    }
-
-    fn is_expired(&self, now_ms: u64) -> bool {
-        self.expires_at_ms != 0 && self.expires_at_ms <= now_ms
     }
 
     /// Approximate bytes this entry costs, for MEMORY USAGE and accounting.
@@ -86,81 +79,96 @@ fn seconds_clock(now_ms: u64) -> u32 {
     (now_ms / 1000) as u32
 }
 
-/// Position of a SCAN over one table: the smallest `scan_hash` not yet returned.
+/// Position of a SCAN over one table: the slab index to continue from.
 /// `None` once the table has been walked to its end.
 pub type ScanCursor = Option<u32>;
 
-/// The volatile keys of a table, ordered by deadline. A key is named by its
-/// 64-bit hash rather than a copy of its bytes, which halves what each volatile
-/// key costs here; the count covers two keys sharing a hash and a deadline.
-#[derive(Default)]
-struct ExpiryIndex {
-    by_deadline: BTreeMap<(u64, u64), u32>,
-    len: usize,
+/// An entry taken out of its table with its deadline (0 for none), to be put
+/// back under another name or database (RENAME, MOVE).
+#[derive(Debug)]
+pub struct Detached {
+    pub entry: Entry,
+    pub expires_at_ms: u64,
 }
 
-impl ExpiryIndex {
-    /// Count `key` as expiring at `at` (nothing for 0, "no expiry").
-    fn add(&mut self, at: u64, key: &[u8]) {
-        if at != 0 {
-            *self.by_deadline.entry((at, hash_key(key))).or_insert(0) += 1;
-            self.len += 1;
+/// The deadlines of a table's volatile keys: each in a slab slot named by its
+/// entry, and ordered by time (with the entry's slab index) for active expiry.
+#[derive(Default)]
+struct Deadlines {
+    at: Slab<NonZeroU64>,
+    order: BTreeSet<(u64, u32)>,
+}
+
+impl Deadlines {
+    /// The entry's deadline in Unix ms, 0 for none.
+    #[inline]
+    fn of(&self, e: &Entry) -> u64 {
+        match e.deadline {
+            0 => 0,
+            h => self.at.get(h - 1).map_or(0, |d| d.get()),
         }
     }
 
-    fn remove(&mut self, at: u64, key: &[u8]) {
-        if at == 0 {
-            return;
-        }
-        let slot = (at, hash_key(key));
-        if let Some(n) = self.by_deadline.get_mut(&slot) {
-            *n -= 1;
-            if *n == 0 {
-                self.by_deadline.remove(&slot);
-            }
-            self.len -= 1;
+    #[inline]
+    fn expired(&self, e: &Entry, now_ms: u64) -> bool {
+        let at = self.of(e);
+        at != 0 && at <= now_ms
+    }
+
+    /// Give the entry at slab index `slot` the deadline `at` (0 clears it).
+    fn set(&mut self, slot: u32, e: &mut Entry, at: u64) {
+        self.clear(slot, e);
+        if let Some(nz) = NonZeroU64::new(at) {
+            e.deadline = self.at.insert(nz).saturating_add(1);
+            self.order.insert((at, slot));
         }
     }
 
-    /// Take one key due at or before `now_ms`, earliest first.
-    fn pop_due(&mut self, now_ms: u64) -> Option<(u64, u64)> {
-        let mut first = self.by_deadline.first_entry()?;
-        let slot = *first.key();
-        if slot.0 > now_ms {
-            return None;
+    /// Drop the entry's deadline; returns what it was (0 for none).
+    fn clear(&mut self, slot: u32, e: &mut Entry) -> u64 {
+        let at = self.of(e);
+        if e.deadline != 0 {
+            self.at.remove(e.deadline - 1);
+            self.order.remove(&(at, slot));
+            e.deadline = 0;
         }
-        *first.get_mut() -= 1;
-        if *first.get() == 0 {
-            first.remove();
-        }
-        self.len -= 1;
-        Some(slot)
+        at
+    }
+
+    /// The slab index of the entry whose deadline is earliest, if it is due.
+    fn first_due(&self, now_ms: u64) -> Option<u32> {
+        self.order
+            .first()
+            .filter(|&&(at, _)| at <= now_ms)
+            .map(|&(_, slot)| slot)
     }
 
     fn len(&self) -> usize {
-        self.len
-    }
-
-    fn clear(&mut self) {
-        self.by_deadline.clear();
-        self.len = 0;
+        self.order.len()
     }
 }
 
-/// One database's keys within one shard.
+/// One database's keys within one shard. Entries live in a [`Slab`]; the hash
+/// table holds their 4-byte indexes.
 #[derive(Default)]
 pub struct Table {
-    map: HashTable<Box<Entry>>,
-    expires: ExpiryIndex,
+    map: HashTable<u32>,
+    slab: Slab<Entry>,
+    deadlines: Deadlines,
     /// Keys removed because they were found expired on access; drained by the
     /// executor, which logs each as a DEL.
     lazy_expired: Vec<CompactBytes>,
 }
 
-// The table stores boxes, so its hasher callback receives `&Box<Entry>`.
-#[allow(clippy::borrowed_box)]
-fn rehash(e: &Box<Entry>) -> u64 {
-    hash_key(e.key.as_slice())
+/// The hash table's callback for moving an index when it grows: the hash of
+/// the key at that index.
+fn rehasher(slab: &Slab<Entry>) -> impl Fn(&u32) -> u64 + '_ {
+    move |&i| slab.get(i).map_or(0, |e| hash_key(e.key.as_slice()))
+}
+
+/// The hash table's equality callback: the index holds `key`.
+fn holds<'a>(slab: &'a Slab<Entry>, key: &'a [u8]) -> impl Fn(&u32) -> bool + 'a {
+    move |&i| slab.get(i).is_some_and(|e| e.key.as_slice() == key)
 }
 
 impl Table {
@@ -173,53 +181,68 @@ impl Table {
     }
 
     pub fn volatile_len(&self) -> usize {
-        self.expires.len()
+        self.deadlines.len()
     }
 
+    /// The slab index of `key`, if present (live or not).
+    fn index_of(&self, hash: u64, key: &[u8]) -> Option<u32> {
+        self.map.find(hash, holds(&self.slab, key)).copied()
+    }
+
+    /// Take the entry for `key` out of the table, with its deadline.
+    fn take(&mut self, hash: u64, key: &[u8]) -> Option<Detached> {
+        let occ = self.map.find_entry(hash, holds(&self.slab, key)).ok()?;
+        let (slot, _) = occ.remove();
+        let mut entry = self.slab.remove(slot)?;
+        let expires_at_ms = self.deadlines.clear(slot, &mut entry);
+        Some(Detached {
+            entry,
+            expires_at_ms,
+        })
+    }
+
+    /// Remove an expired entry and record it for the executor.
     fn expire_now(&mut self, hash: u64, key: &[u8]) {
-        if let Ok(occ) = self.map.find_entry(hash, |e| e.key.as_slice() == key) {
-            let (e, _) = occ.remove();
-            self.expires.remove(e.expires_at_ms, e.key.as_slice());
-            self.lazy_expired.push(e.key);
+        if let Some(d) = self.take(hash, key) {
+            self.lazy_expired.push(d.entry.key);
         }
     }
 
     /// Start loading the entries `key` may be in, without waiting for them, so a
     /// command that runs a little later finds its entry in cache. Probing the
-    /// control bytes and slots is cheap; the entry itself is the usual cache miss.
+    /// control bytes and indexes is cheap; the entry itself is the usual cache miss.
     pub fn prefetch(&self, key: &[u8]) {
         let hash = hash_key(key);
-        let _ = self.map.find(hash, |e| {
-            crate::prefetch::prefetch::<Entry>(&**e);
+        let slab = &self.slab;
+        let _ = self.map.find(hash, |&i| {
+            if let Some(e) = slab.get(i) {
+                crate::prefetch::prefetch::<Entry>(e);
+            }
             false
         });
     }
 
     /// Look up a live key without touching its access time.
     pub fn peek(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
-        self.lookup(key, now_ms).map(|e| &*e)
+        self.lookup(key, now_ms).map(|(_, e)| &*e)
     }
 
-    /// One probe of the table: the live entry for `key`, removing it first if
-    /// its time has passed.
-    fn lookup(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+    /// One probe of the table: the live entry for `key` and its slab index,
+    /// removing it first if its time has passed.
+    fn lookup(&mut self, key: &[u8], now_ms: u64) -> Option<(u32, &mut Entry)> {
         let hash = hash_key(key);
-        let occ = self
-            .map
-            .find_entry(hash, |e| e.key.as_slice() == key)
-            .ok()?;
-        if occ.get().is_expired(now_ms) {
-            let (e, _) = occ.remove();
-            self.expires.remove(e.expires_at_ms, e.key.as_slice());
-            self.lazy_expired.push(e.key);
+        let slot = self.index_of(hash, key)?;
+        let e = self.slab.get(slot)?;
+        if e.deadline != 0 && self.deadlines.expired(e, now_ms) {
+            self.expire_now(hash, key);
             return None;
         }
-        Some(&mut **occ.into_mut())
+        Some((slot, self.slab.get_mut(slot)?))
     }
 
     /// Look up a live key for reading or in-place change, recording the access.
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
-        let e = self.lookup(key, now_ms)?;
+        let (_, e) = self.lookup(key, now_ms)?;
         e.access_s = seconds_clock(now_ms);
         Some(e)
     }
@@ -230,6 +253,14 @@ impl Table {
 
     pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
         self.peek(key, now_ms).is_some()
+    }
+
+    /// The deadline of a live key: `None` if the key is missing, `Some(None)`
+    /// if it has no expiry. Does not touch the key's access time.
+    pub fn expiry(&mut self, key: &[u8], now_ms: u64) -> Option<Option<u64>> {
+        let (slot, _) = self.lookup(key, now_ms)?;
+        let at = self.slab.get(slot).map_or(0, |e| self.deadlines.of(e));
+        Some((at != 0).then_some(at))
     }
 
     /// Store `value` under `key` with the given expiry (0 for none), replacing any
@@ -243,73 +274,75 @@ impl Table {
     ) -> Option<Value> {
         let hash = hash_key(key);
         let access_s = seconds_clock(now_ms);
-        match self.map.find_mut(hash, |e| e.key.as_slice() == key) {
-            Some(e) => {
-                let was_expired = e.is_expired(now_ms);
-                let old_exp = e.expires_at_ms;
-                let old = std::mem::replace(&mut e.value, value);
-                e.expires_at_ms = expires_at_ms;
-                e.access_s = access_s;
-                if old_exp != expires_at_ms {
-                    self.expires.remove(old_exp, key);
-                    self.expires.add(expires_at_ms, key);
-                }
-                (!was_expired).then_some(old)
+        if let Some(slot) = self.index_of(hash, key) {
+            let e = self.slab.get_mut(slot)?;
+            let was_expired = self.deadlines.expired(e, now_ms);
+            let old = std::mem::replace(&mut e.value, value);
+            e.access_s = access_s;
+            if self.deadlines.of(e) != expires_at_ms {
+                self.deadlines.set(slot, e, expires_at_ms);
             }
-            None => {
-                let key = CompactBytes::new(key);
-                self.expires.add(expires_at_ms, key.as_slice());
-                let entry = Box::new(Entry {
-                    key,
-                    value,
-                    expires_at_ms,
-                    access_s,
-                    scan_hash: hash as u32,
-                });
-                self.map.insert_unique(hash, entry, rehash);
-                None
-            }
+            return (!was_expired).then_some(old);
         }
+        self.add(
+            hash,
+            Detached {
+                entry: Entry {
+                    key: CompactBytes::new(key),
+                    value,
+                    access_s,
+                    deadline: 0,
+                },
+                expires_at_ms,
+            },
+        );
+        None
     }
 
-    /// Remove a live key, returning its entry.
-    pub fn remove(&mut self, key: &[u8], now_ms: u64) -> Option<Box<Entry>> {
-        let hash = hash_key(key);
-        let occ = self
-            .map
-            .find_entry(hash, |e| e.key.as_slice() == key)
-            .ok()?;
-        let (e, _) = occ.remove();
-        self.expires.remove(e.expires_at_ms, e.key.as_slice());
-        if e.is_expired(now_ms) {
-            self.lazy_expired.push(e.key);
+    /// Put a new entry (its key absent) into the slab and the hash table.
+    fn add(&mut self, hash: u64, d: Detached) {
+        let slot = self.slab.insert(d.entry);
+        if d.expires_at_ms != 0 {
+            if let Some(e) = self.slab.get_mut(slot) {
+                self.deadlines.set(slot, e, d.expires_at_ms);
+            }
+        }
+        self.map.insert_unique(hash, slot, rehasher(&self.slab));
+    }
+
+    /// Remove a live key, returning its entry and deadline.
+    pub fn remove(&mut self, key: &[u8], now_ms: u64) -> Option<Detached> {
+        let d = self.take(hash_key(key), key)?;
+        if d.expires_at_ms != 0 && d.expires_at_ms <= now_ms {
+            self.lazy_expired.push(d.entry.key);
             return None;
         }
-        Some(e)
+        Some(d)
     }
 
     /// Put back an entry taken with [`Table::remove`] (RENAME, MOVE, SWAPDB),
     /// keeping its expiry and access time. Replaces any entry with the same key.
-    pub fn put_entry(&mut self, entry: Box<Entry>, now_ms: u64) {
-        let key = entry.key.clone();
-        self.remove(key.as_slice(), now_ms);
-        self.expires.add(entry.expires_at_ms, key.as_slice());
-        self.map
-            .insert_unique(hash_key(key.as_slice()), entry, rehash);
+    pub fn put_entry(&mut self, d: Detached, now_ms: u64) {
+        let hash = hash_key(d.entry.key.as_slice());
+        self.remove(d.entry.key.as_slice(), now_ms);
+        self.add(hash, d);
+    }
+
+    /// Put back an entry taken with [`Table::remove`] under a new key (RENAME),
+    /// keeping its value, expiry and access time. Replaces any entry at `key`.
+    pub fn put_entry_as(&mut self, mut d: Detached, key: &[u8], now_ms: u64) {
+        d.entry.key = CompactBytes::new(key);
+        self.put_entry(d, now_ms);
     }
 
     /// Set or clear (0) the expiry of a live key. Returns false if the key is absent.
     pub fn set_expire(&mut self, key: &[u8], expires_at_ms: u64, now_ms: u64) -> bool {
-        let hash = hash_key(key);
-        if self.peek(key, now_ms).is_none() {
-            return false;
-        }
-        let Some(e) = self.map.find_mut(hash, |e| e.key.as_slice() == key) else {
+        let Some((slot, _)) = self.lookup(key, now_ms) else {
             return false;
         };
-        self.expires.remove(e.expires_at_ms, key);
-        e.expires_at_ms = expires_at_ms;
-        self.expires.add(expires_at_ms, key);
+        if let Some(e) = self.slab.get_mut(slot) {
+            self.deadlines.set(slot, e, expires_at_ms);
+        }
         true
     }
 
@@ -317,7 +350,8 @@ impl Table {
     pub fn clear(&mut self) -> usize {
         let n = self.map.len();
         self.map = HashTable::new();
-        self.expires.clear();
+        self.slab.clear();
+        self.deadlines = Deadlines::default();
         n
     }
 
@@ -330,13 +364,11 @@ impl Table {
         !self.lazy_expired.is_empty()
     }
 
-    /// Every entry, expired or not (callers filter with `now_ms` as needed).
-    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.map.iter().map(|b| &**b)
-    }
-
-    pub fn is_live(e: &Entry, now_ms: u64) -> bool {
-        !e.is_expired(now_ms)
+    /// Every entry whose time has not passed.
+    pub fn iter_live(&self, now_ms: u64) -> impl Iterator<Item = &Entry> {
+        self.slab
+            .iter()
+            .filter(move |e| !self.deadlines.expired(e, now_ms))
     }
 
     /// Remove up to `max` keys whose time has passed, earliest first. Returns the
@@ -344,30 +376,30 @@ impl Table {
     pub fn expire_due(&mut self, now_ms: u64, max: usize, out: &mut Vec<CompactBytes>) -> usize {
         let mut n = 0;
         while n < max {
-            let Some((at, hash)) = self.expires.pop_due(now_ms) else {
+            let Some(slot) = self.deadlines.first_due(now_ms) else {
                 break;
             };
-            // The index names the key by hash; the entry with that hash and
-            // deadline is the one (full 64-bit hashes collide too rarely to
-            // matter, and a collision with the same deadline is still right).
-            if let Ok(occ) = self.map.find_entry(hash, |e| {
-                e.expires_at_ms == at && hash_key(e.key.as_slice()) == hash
-            }) {
-                let (e, _) = occ.remove();
-                out.push(e.key);
+            let Some(key) = self.slab.get(slot).map(|e| e.key.clone()) else {
+                // Unreachable by construction; drop the stray index entry.
+                self.deadlines.order.pop_first();
+                continue;
+            };
+            if let Some(d) = self.take(hash_key(key.as_slice()), key.as_slice()) {
+                out.push(d.entry.key);
                 n += 1;
             }
         }
         if n > 0 && self.map.capacity() > 64 && self.map.len() * 4 < self.map.capacity() {
-            self.map.shrink_to_fit(rehash);
+            self.map.shrink_to_fit(rehasher(&self.slab));
         }
         n
     }
 
-    /// Walk live entries in `scan_hash` order starting at `from`, returning at least
-    /// `count` (when that many remain) plus any sharing the last hash, and where
-    /// to continue. Keys present for the whole walk are returned exactly once
-    /// across calls, whatever is inserted or removed meanwhile.
+    /// Walk live entries in slab order starting at index `from`, returning up
+    /// to `count` and where to continue. An entry keeps its slab index for as
+    /// long as its key exists, so keys present for the whole walk are returned
+    /// exactly once across calls, whatever is inserted or removed meanwhile,
+    /// and each call costs O(count) plus the freed slots it passes.
     pub fn scan<'a>(
         &'a self,
         from: u32,
@@ -375,21 +407,19 @@ impl Table {
         now_ms: u64,
         out: &mut Vec<&'a Entry>,
     ) -> ScanCursor {
-        let mut cand: Vec<(u32, &Entry)> = self
-            .map
-            .iter()
-            .filter(|e| e.scan_hash >= from && !e.is_expired(now_ms))
-            .map(|e| (e.scan_hash, &**e))
-            .collect();
         let count = count.max(1);
-        if cand.len() <= count {
-            out.extend(cand.into_iter().map(|(_, e)| e));
-            return None;
+        let mut taken = 0;
+        for (slot, e) in self.slab.iter_from(from) {
+            if self.deadlines.expired(e, now_ms) {
+                continue;
+            }
+            if taken == count {
+                return Some(slot);
+            }
+            out.push(e);
+            taken += 1;
         }
-        cand.select_nth_unstable_by_key(count - 1, |c| c.0);
-        let boundary = cand[count - 1].0;
-        out.extend(cand.iter().filter(|c| c.0 <= boundary).map(|c| c.1));
-        boundary.checked_add(1)
+        None
     }
 
     /// A uniformly random live entry, if any; `pick` draws an index below its bound.
@@ -403,23 +433,29 @@ impl Table {
                 return None;
             }
             let i = pick(self.map.len());
-            let (expired, key) = {
-                let e = self.map.iter().nth(i)?;
-                (e.is_expired(now_ms), e.key.clone())
+            let (slot, expired, key) = {
+                let (slot, e) = self.slab.iter_from(0).nth(i)?;
+                (slot, self.deadlines.expired(e, now_ms), e.key.clone())
             };
             if expired {
                 self.expire_now(hash_key(key.as_slice()), key.as_slice());
                 continue;
             }
-            return self.map.iter().nth(i).map(|b| &**b);
+            return self.slab.get(slot);
         }
         None
     }
 
-    /// Bytes used by the table's own structures (buckets and expiry index).
+    /// Bytes used by the table's own structures (buckets, slab pages beyond
+    /// the entries' own size, and the deadlines).
     pub fn overhead_bytes(&self) -> usize {
-        self.map.capacity() * (std::mem::size_of::<Box<Entry>>() + 1)
-            + self.expires.len() * (std::mem::size_of::<((u64, u64), u32)>() + 8)
+        self.map.capacity() * (std::mem::size_of::<u32>() + 1)
+            + self
+                .slab
+                .heap_bytes()
+                .saturating_sub(self.slab.len() * std::mem::size_of::<Entry>())
+            + self.deadlines.at.heap_bytes()
+            + self.deadlines.len() * (std::mem::size_of::<(u64, u32)>() + 8)
     }
 }
 
@@ -508,16 +544,6 @@ impl Keyspace {
     }
 }
 
-impl Table {
-    /// Put back an entry taken with [`Table::remove`] under a new key (RENAME),
-    /// keeping its value, expiry and access time. Replaces any entry at `key`.
-    pub fn put_entry_as(&mut self, mut entry: Box<Entry>, key: &[u8], now_ms: u64) {
-        entry.key = CompactBytes::new(key);
-        entry.scan_hash = hash_key(key) as u32;
-        self.put_entry(entry, now_ms);
-    }
-}
-
 #[cfg(test)]
 mod put_entry_as_tests {
     use super::*;
@@ -533,7 +559,7 @@ mod put_entry_as_tests {
         let b = t.peek(b"b", 10).expect("renamed");
         assert_eq!(b.key(), b"b");
         assert_eq!(b.value, Value::str(b"1"));
-        assert_eq!(b.expires_at_ms(), Some(500));
+        assert_eq!(t.expiry(b"b", 10), Some(Some(500)));
         assert_eq!(t.len(), 1);
         assert_eq!(t.volatile_len(), 1);
         let mut out = Vec::new();
@@ -557,9 +583,10 @@ mod tests {
     }
 
     #[test]
-    fn entry_is_64_bytes() {
+    fn entry_is_56_bytes() {
         assert_eq!(std::mem::size_of::<Value>(), 24);
-        assert_eq!(std::mem::size_of::<Entry>(), 64);
+        assert_eq!(std::mem::size_of::<Entry>(), 56);
+        assert_eq!(std::mem::size_of::<Option<Entry>>(), 56);
     }
 
     #[test]

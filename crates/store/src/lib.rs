@@ -18,6 +18,7 @@ pub mod num;
 pub mod packed;
 pub mod prefetch;
 pub mod set;
+pub mod slab;
 pub mod value;
 pub mod zset;
 

@@ -9,7 +9,7 @@ use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
 use keel_store::glob::glob_match;
-use keel_store::{Keyspace, Table, ValueType};
+use keel_store::{Keyspace, ValueType};
 
 pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &DEL,
@@ -282,10 +282,10 @@ fn set_expiry(
         .and_then(|ms| ms.checked_add(base))
         .ok_or(CmdError::InvalidExpire(cmd))?;
     let table = ctx.table(key)?;
-    let Some(entry) = table.peek(key, now) else {
+    let Some(current) = table.expiry(key, now) else {
         return Ok(Frame::Integer(0));
     };
-    let current = entry.expires_at_ms().map(|at| at as i64);
+    let current = current.map(|at| at as i64);
     let refused = (nx && current.is_some())
         || (xx && current.is_none())
         || (gt && current.is_none_or(|c| when <= c))
@@ -314,7 +314,7 @@ fn set_expiry(
 fn expiry_of(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Result<Option<u64>, i64>, CmdError> {
     let key = args.next_key()?;
     let now = ctx.now_ms();
-    let found = ctx.table(key)?.peek(key, now).map(|e| e.expires_at_ms());
+    let found = ctx.table(key)?.expiry(key, now);
     ctx.hit(found.is_some());
     Ok(found.ok_or(-2))
 }
@@ -434,9 +434,7 @@ fn persist(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let now = ctx.now_ms();
     let table = ctx.table(key)?;
-    let volatile = table
-        .peek(key, now)
-        .is_some_and(|e| e.expires_at_ms().is_some());
+    let volatile = table.expiry(key, now).flatten().is_some();
     if !volatile {
         return Ok(Frame::Integer(0));
     }
@@ -465,8 +463,8 @@ fn keys(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let now = ctx.now_ms();
     let mut out = Vec::new();
     ctx.for_each_shard(|shard| {
-        for e in shard.db_ref(db).iter() {
-            if Table::is_live(e, now) && (every || glob_match(pattern, e.key(), false)) {
+        for e in shard.db_ref(db).iter_live(now) {
+            if every || glob_match(pattern, e.key(), false) {
                 out.push(Frame::Bulk(bytes_of(e.key())));
             }
         }
@@ -776,10 +774,9 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Err(same_object());
     }
     let now = ctx.now_ms();
-    let found = ctx
-        .table(src)?
-        .get(src, now)
-        .map(|e| (e.value.clone(), e.expires_at_ms().unwrap_or(0)));
+    let table = ctx.table(src)?;
+    let expires_at = table.expiry(src, now).flatten().unwrap_or(0);
+    let found = table.get(src, now).map(|e| (e.value.clone(), expires_at));
     ctx.hit(found.is_some());
     let Some((value, expires_at)) = found else {
         return Ok(Frame::Integer(0));

@@ -134,10 +134,7 @@ pub(crate) fn store_str(
     let at = match ttl {
         Ttl::Clear => 0,
         Ttl::At(at) => at,
-        Ttl::Keep => table
-            .peek(key, now)
-            .and_then(|e| e.expires_at_ms())
-            .unwrap_or(0),
+        Ttl::Keep => table.expiry(key, now).flatten().unwrap_or(0),
     };
     table.insert(key, Value::str(value), at, now);
     ctx.dirty(1);
@@ -466,10 +463,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         ctx.dirty(1);
     } else if given == Some("PERSIST") {
         let table = ctx.table(key)?;
-        let had_ttl = table
-            .peek(key, now)
-            .and_then(|e| e.expires_at_ms())
-            .is_some();
+        let had_ttl = table.expiry(key, now).flatten().is_some();
         if had_ttl {
             table.set_expire(key, 0, now);
             ctx.rewrite(vec![word("PERSIST"), key.clone()]);
@@ -1041,10 +1035,7 @@ mod tests {
         let ks = &t.engine.keyspace;
         let mut shard = ks.lock(ks.shard_of(key.as_bytes()));
         let now = t.clock.now_ms();
-        shard
-            .db(0)
-            .peek(key.as_bytes(), now)
-            .and_then(|e| e.expires_at_ms())
+        shard.db(0).expiry(key.as_bytes(), now).flatten()
     }
 
     #[test]
