@@ -238,6 +238,25 @@ pub static DIRECTIVES: &[Directive] = &[
         },
         true,
     ),
+    // What BF.ADD, BF.MADD and BF.INSERT use for a filter they create (RedisBloom's
+    // names and defaults). The rate is a float, checked in `canonical_bloom`.
+    d("bf-error-rate", "0.01", Kind::Str, true),
+    d(
+        "bf-initial-size",
+        "100",
+        Kind::Int {
+            min: 1,
+            max: 1 << 30,
+        },
+        true,
+    ),
+    // 0 makes the filters it creates fixed-size.
+    d(
+        "bf-expansion-factor",
+        "2",
+        Kind::Int { min: 0, max: 32768 },
+        true,
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static Directive> {
@@ -287,6 +306,9 @@ pub fn parse_memory(s: &str) -> Option<i64> {
 /// The canonical value of `dir` set to `words`, with the checks Redis makes on
 /// particular directives beyond their kind.
 fn canonical(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
+    if dir.name.starts_with("bf-") {
+        return canonical_bloom(dir, words);
+    }
     let v = canonical_kind(dir, words)?;
     match dir.name {
         // Redis clamps hz into its working range rather than refusing it.
@@ -674,5 +696,107 @@ mod more_tests {
         assert_eq!(empty.rewrite_text("save \"\"\n"), "save 60 1\n");
         empty.set("save", &[""], false).expect("test value");
         assert_eq!(empty.rewrite_text("save 60 1\n"), "save \"\"\n");
+    }
+}
+
+/// The Bloom filter defaults word their range errors as RedisBloom does
+/// ("... must be in the range ..."), and the error rate is a float strictly
+/// between 0 and 1.
+fn canonical_bloom(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
+    let range = match dir.name {
+        "bf-error-rate" => "bf-error-rate must be in the range (0, 1)",
+        "bf-initial-size" => "bf-initial-size must be in the range [1, 1073741824]",
+        _ => "bf-expansion-factor must be in the range [0, 32768]",
+    };
+    if dir.name == "bf-error-rate" {
+        let [w] = words else {
+            return Err(ConfigError::Unknown);
+        };
+        let rate: f64 = w
+            .trim()
+            .parse()
+            .map_err(|_| ConfigError::Unsupported("argument couldn't be parsed into a float"))?;
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(ConfigError::Unsupported(range));
+        }
+        return Ok(w.trim().to_string());
+    }
+    canonical_kind(dir, words).map_err(|e| match e {
+        ConfigError::OutOfRange(..) => ConfigError::Unsupported(range),
+        other => other,
+    })
+}
+
+/// The parameters of a Bloom filter that a write creates on its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BloomDefaults {
+    pub error_rate: f64,
+    pub capacity: u64,
+    /// 0 for a fixed-size filter.
+    pub expansion: u32,
+}
+
+impl Config {
+    /// `bf-error-rate`, `bf-initial-size` and `bf-expansion-factor`, read
+    /// when a filter is created (rarely enough that parsing each time is
+    /// cheaper than keeping a mirror in sync).
+    pub fn bloom_defaults(&self) -> BloomDefaults {
+        BloomDefaults {
+            error_rate: self.get("bf-error-rate").parse().unwrap_or(0.01),
+            capacity: self.get("bf-initial-size").parse().unwrap_or(100),
+            expansion: self.get("bf-expansion-factor").parse().unwrap_or(2),
+        }
+    }
+}
+
+#[cfg(test)]
+mod bloom_tests {
+    use super::*;
+
+    #[test]
+    fn bloom_defaults_are_validated_with_range_errors() {
+        let c = Config::default();
+        assert_eq!(
+            c.bloom_defaults(),
+            BloomDefaults {
+                error_rate: 0.01,
+                capacity: 100,
+                expansion: 2
+            }
+        );
+        c.set("bf-error-rate", &["0.001"], false).expect("in range");
+        c.set("bf-initial-size", &["1073741824"], false)
+            .expect("in range");
+        c.set("bf-expansion-factor", &["0"], false)
+            .expect("in range");
+        assert_eq!(c.get("bf-error-rate"), "0.001");
+        assert_eq!(
+            c.bloom_defaults(),
+            BloomDefaults {
+                error_rate: 0.001,
+                capacity: 1 << 30,
+                expansion: 0
+            }
+        );
+        for (name, bad) in [
+            ("bf-error-rate", "0"),
+            ("bf-error-rate", "1"),
+            ("bf-error-rate", "-0.5"),
+            ("bf-error-rate", "nan"),
+            ("bf-initial-size", "0"),
+            ("bf-initial-size", "1073741825"),
+            ("bf-expansion-factor", "-1"),
+            ("bf-expansion-factor", "32769"),
+        ] {
+            let e = c.set(name, &[bad], false).expect_err(bad).to_string();
+            assert!(e.contains("must be in the range"), "{name} {bad}: {e}");
+        }
+        assert!(c.set("bf-error-rate", &["x"], false).is_err());
+        assert_eq!(
+            c.set("bf-initial-size", &["x"], false),
+            Err(ConfigError::NotInteger)
+        );
+        // Nothing refused changed the values.
+        assert_eq!(c.bloom_defaults().capacity, 1 << 30);
     }
 }

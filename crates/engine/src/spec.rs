@@ -93,6 +93,8 @@ pub enum Group {
     Set,
     List,
     SortedSet,
+    /// The `BF.*` commands (RedisBloom's Bloom filters).
+    Bloom,
 }
 
 impl Group {
@@ -108,6 +110,7 @@ impl Group {
             Group::Set => "set",
             Group::List => "list",
             Group::SortedSet => "sorted-set",
+            Group::Bloom => "bloom",
         }
     }
 
@@ -124,6 +127,7 @@ impl Group {
             Group::Set => "@set",
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
+            Group::Bloom => "@bloom",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! nested enums would need their own tag and grow `Value` (and every entry)
 //! from 24 to 32 bytes. A test keeps it at 24.
 
+use crate::bloom::Chain;
 use crate::bytes::CompactBytes;
 use crate::hash::HashTable;
 use crate::list::ListDeque;
@@ -27,6 +28,8 @@ pub enum Value {
     /// Alternating members and scores, in (score, member) order.
     ZSetPacked(Packed),
     ZSet(Box<ZSetIndex>),
+    /// A scalable Bloom filter (the `BF.*` commands).
+    Bloom(Box<Chain>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -37,15 +40,17 @@ pub enum ValueType {
     Set,
     List,
     ZSet,
+    Bloom,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 5] = [
+    const ALL: [ValueType; 6] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
         ValueType::List,
         ValueType::ZSet,
+        ValueType::Bloom,
     ];
 
     pub fn name(self) -> &'static str {
@@ -55,6 +60,8 @@ impl ValueType {
             ValueType::Set => "set",
             ValueType::List => "list",
             ValueType::ZSet => "zset",
+            // RedisBloom's module type name, which TYPE reports for its keys.
+            ValueType::Bloom => "MBbloom--",
         }
     }
 
@@ -123,6 +130,7 @@ impl Value {
             Value::SetInts(_) | Value::SetPacked(_) | Value::Set(_) => ValueType::Set,
             Value::ListPacked(_) | Value::List(_) => ValueType::List,
             Value::ZSetPacked(_) | Value::ZSet(_) => ValueType::ZSet,
+            Value::Bloom(_) => ValueType::Bloom,
         }
     }
 
@@ -151,6 +159,8 @@ impl Value {
             Value::Hash(_) | Value::Set(_) => "hashtable",
             Value::List(_) => "quicklist",
             Value::ZSet(_) => "skiplist",
+            // Redis reports every module value as a raw object.
+            Value::Bloom(_) => "raw",
         }
     }
 
@@ -178,6 +188,7 @@ impl Value {
             Value::Set(s) => boxed(s.heap_bytes(), std::mem::size_of::<SetTable>()),
             Value::List(l) => boxed(l.heap_bytes(), std::mem::size_of::<ListDeque>()),
             Value::ZSet(z) => boxed(z.heap_bytes(), std::mem::size_of::<ZSetIndex>()),
+            Value::Bloom(b) => boxed(b.heap_bytes(), std::mem::size_of::<Chain>()),
         }
     }
 }
@@ -200,5 +211,17 @@ mod tests {
             );
         }
         assert_eq!(ValueType::from_name(b"stream"), None);
+        assert_eq!(ValueType::from_name(b"mbbloom--"), Some(ValueType::Bloom));
+    }
+
+    #[test]
+    fn a_bloom_filter_is_named_and_sized() {
+        let chain = Chain::new(1000, 0.01, 2, false).expect("valid");
+        let bits: usize = chain.links().iter().map(|l| l.bytes().len()).sum();
+        let v = Value::Bloom(Box::new(chain));
+        assert_eq!(v.value_type().name(), "MBbloom--");
+        assert_eq!(v.encoding(), "raw");
+        assert!(v.heap_bytes() >= bits + std::mem::size_of::<Chain>());
+        assert!(!v.is_shared_integer());
     }
 }

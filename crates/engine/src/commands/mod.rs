@@ -5,6 +5,7 @@ use crate::table::CommandTable;
 
 pub mod bitmap;
 pub mod blocking;
+pub mod bloom;
 pub mod connection;
 pub mod hashes;
 pub mod introspection;
@@ -31,6 +32,7 @@ pub fn table() -> CommandTable {
         lists::COMMANDS,
         zsets::COMMANDS,
         blocking::COMMANDS,
+        bloom::COMMANDS,
     ])
 }
 
@@ -89,10 +91,15 @@ mod tests {
         }
         let text = text.to_ascii_lowercase();
         let is_word_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        let words: std::collections::HashSet<&str> = text
+        let mut words: std::collections::HashSet<&str> = text
             .split(|c: char| !is_word_char(c))
             .filter(|w| !w.is_empty())
             .collect();
+        // Module-style names (`bf.add`) keep their dot.
+        words.extend(
+            text.split(|c: char| !is_word_char(c) && c != '.')
+                .filter(|w| w.contains('.')),
+        );
         let t = table();
         let missing: Vec<String> = t
             .specs
