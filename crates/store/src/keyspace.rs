@@ -429,12 +429,8 @@ impl Table {
         pick: &mut dyn FnMut(usize) -> usize,
     ) -> Option<&Entry> {
         for _ in 0..16 {
-            if self.map.is_empty() {
-                return None;
-            }
-            let i = pick(self.map.len());
             let (slot, expired, key) = {
-                let (slot, e) = self.slab.iter_from(0).nth(i)?;
+                let (slot, e) = self.slab.random(pick)?;
                 (slot, self.deadlines.expired(e, now_ms), e.key.clone())
             };
             if expired {

@@ -126,6 +126,32 @@ impl<T> Slab<T> {
             })
     }
 
+    /// A uniformly random stored value with its index; `pick(n)` draws below
+    /// `n`. Draws a slot among those ever filled and retries on a freed one,
+    /// so it costs O(pages) per draw while most slots are in use, and falls
+    /// back to counting through the values when most are free.
+    pub fn random(&self, pick: &mut dyn FnMut(usize) -> usize) -> Option<(u32, &T)> {
+        if self.len == 0 {
+            return None;
+        }
+        let filled: usize = self.pages.iter().map(Vec::len).sum();
+        if self.len * 4 >= filled {
+            for _ in 0..32 {
+                let mut r = pick(filled);
+                for (p, page) in self.pages.iter().enumerate() {
+                    if r < page.len() {
+                        if let Some(v) = page[r].as_ref() {
+                            return Some((((p as u32) << PAGE_SHIFT) | r as u32, v));
+                        }
+                        break;
+                    }
+                    r -= page.len();
+                }
+            }
+        }
+        self.iter_from(0).nth(pick(self.len))
+    }
+
     /// Bytes of the pages and the free list.
     pub fn heap_bytes(&self) -> usize {
         self.pages
@@ -169,6 +195,34 @@ mod tests {
         assert_eq!(s.remove(a), Some("c"));
         assert!(s.is_empty());
         assert_eq!(s.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn random_reaches_every_value_and_skips_freed_slots() {
+        let mut s = Slab::default();
+        let ids: Vec<u32> = (0..100u32).map(|i| s.insert(i)).collect();
+        for id in ids.iter().filter(|&&id| id % 3 != 0) {
+            s.remove(*id);
+        }
+        let mut seed = 7usize;
+        let mut draw = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..2000 {
+            let (id, v) = s.random(&mut draw).expect("not empty");
+            assert_eq!(id % 3, 0);
+            assert_eq!(s.get(id), Some(v));
+            seen.insert(*v);
+        }
+        assert_eq!(seen.len(), ids.iter().filter(|&&id| id % 3 == 0).count());
+        let mut empty: Slab<u8> = Slab::default();
+        assert!(empty.random(&mut draw).is_none());
+        empty.insert(1);
+        assert_eq!(empty.random(&mut draw).map(|(_, v)| *v), Some(1));
     }
 
     #[derive(Debug, Clone)]
