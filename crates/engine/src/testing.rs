@@ -15,9 +15,21 @@ pub struct TestEngine {
 
 impl TestEngine {
     pub fn new() -> TestEngine {
-        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        TestEngine::build(1_700_000_000_000, None)
+    }
+
+    /// An engine whose effect log is kept in the returned recorder, with the
+    /// clock starting at `start_ms`.
+    pub fn recording(start_ms: u64) -> (TestEngine, Arc<Recorder>) {
+        let rec = Arc::new(Recorder::default());
+        (TestEngine::build(start_ms, Some(rec.clone())), rec)
+    }
+
+    fn build(start_ms: u64, sink: Option<Arc<Recorder>>) -> TestEngine {
+        let clock = Arc::new(ManualClock::new(start_ms));
         let b = EngineBuilder {
             clock: clock.clone(),
+            sink: sink.map(|r| r as Arc<dyn crate::engine::EffectSink>),
             ..EngineBuilder::default()
         };
         b.config
@@ -95,7 +107,7 @@ pub fn error(s: &str) -> Frame {
 }
 
 /// An effect log that keeps what it is given, for tests of what a command
-/// logs (`EngineBuilder { sink: Some(recorder.clone()), .. }`).
+/// logs (see [`TestEngine::recording`]).
 #[derive(Default)]
 pub struct Recorder(parking_lot::Mutex<Vec<(usize, Vec<String>)>>);
 

@@ -1282,21 +1282,8 @@ mod tests {
 
     #[test]
     fn writes_are_logged_so_that_replay_does_not_depend_on_config() {
-        let rec = std::sync::Arc::new(Recorder::default());
-        let engine = crate::engine::EngineBuilder {
-            sink: Some(rec.clone()),
-            ..crate::engine::EngineBuilder::default()
-        }
-        .build();
-        let mut s = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
-        let mut run = |argv: &[&str]| {
-            engine.execute(
-                &mut s,
-                argv.iter()
-                    .map(|a| Bytes::copy_from_slice(a.as_bytes()))
-                    .collect(),
-            )
-        };
+        let (mut t, rec) = crate::testing::TestEngine::recording(1_700_000_000_000);
+        let mut run = |argv: &[&str]| t.run(argv);
         run(&["BF.ADD", "k", "a"]);
         run(&["BF.ADD", "k", "a"]);
         run(&["BF.ADD", "k", "b"]);

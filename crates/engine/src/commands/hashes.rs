@@ -704,23 +704,8 @@ mod tests {
 
     #[test]
     fn increments_and_their_logged_effects() {
-        let clock = std::sync::Arc::new(crate::clock::ManualClock::new(1_000_000));
-        let rec = std::sync::Arc::new(crate::testing::Recorder::default());
-        let engine = crate::engine::EngineBuilder {
-            clock,
-            sink: Some(rec.clone()),
-            ..crate::engine::EngineBuilder::default()
-        }
-        .build();
-        let mut s = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
-        let mut run = |argv: &[&str]| {
-            engine.execute(
-                &mut s,
-                argv.iter()
-                    .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
-                    .collect(),
-            )
-        };
+        let (mut t, rec) = crate::testing::TestEngine::recording(1_000_000);
+        let mut run = |argv: &[&str]| t.run(argv);
         assert_eq!(run(&["HINCRBYFLOAT", "h", "f", "0.1"]), bulk("0.1"));
         assert_eq!(run(&["HINCRBYFLOAT", "h", "f", "0.2"]), bulk("0.3"));
         assert_eq!(run(&["HINCRBY", "h", "n", "-5"]), int(-5));

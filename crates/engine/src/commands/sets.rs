@@ -811,21 +811,8 @@ mod tests {
 
     #[test]
     fn spop_is_logged_as_what_it_removed() {
-        let rec = std::sync::Arc::new(crate::testing::Recorder::default());
-        let engine = crate::engine::EngineBuilder {
-            sink: Some(rec.clone()),
-            ..crate::engine::EngineBuilder::default()
-        }
-        .build();
-        let mut s = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
-        let mut run = |argv: &[&str]| {
-            engine.execute(
-                &mut s,
-                argv.iter()
-                    .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
-                    .collect(),
-            )
-        };
+        let (mut t, rec) = crate::testing::TestEngine::recording(1_700_000_000_000);
+        let mut run = |argv: &[&str]| t.run(argv);
         run(&["SADD", "s", "a", "b", "c", "d"]);
         let one = members(Frame::Array(vec![run(&["SPOP", "s"])]));
         let two = members(run(&["SPOP", "s", "2"]));

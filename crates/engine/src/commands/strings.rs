@@ -1186,23 +1186,8 @@ mod tests {
 
     #[test]
     fn non_deterministic_writes_are_logged_as_their_effect() {
-        let clock = std::sync::Arc::new(crate::clock::ManualClock::new(1_000_000));
-        let rec = std::sync::Arc::new(crate::testing::Recorder::default());
-        let engine = crate::engine::EngineBuilder {
-            clock: clock.clone(),
-            sink: Some(rec.clone()),
-            ..crate::engine::EngineBuilder::default()
-        }
-        .build();
-        let mut s = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
-        let mut run = |argv: &[&str]| {
-            engine.execute(
-                &mut s,
-                argv.iter()
-                    .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
-                    .collect(),
-            )
-        };
+        let (mut t, rec) = crate::testing::TestEngine::recording(1_000_000);
+        let mut run = |argv: &[&str]| t.run(argv);
         run(&["SETEX", "a", "10", "v"]);
         run(&["INCRBYFLOAT", "f", "0.1"]);
         run(&["INCRBYFLOAT", "f", "0.2"]);
