@@ -410,6 +410,35 @@ def test_blmove_wakes_a_waiter_on_its_destination(r, clients):
     assert r.exists("src", "dst") == 0
 
 
+def test_blmove_served_into_a_destination_of_another_type_answers_wrongtype(r, clients):
+    c = clients()
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(c.blmove, "src", "dst", 5, "LEFT", "LEFT")
+        wait_blocked(r, 1)
+        r.set("dst", "not a list")
+        assert r.rpush("src", "x") == 1
+        with pytest.raises(redis.ResponseError) as e:
+            fut.result(timeout=5)
+        assert str(e.value) == WRONGTYPE
+    # Nothing moved, and the client is no longer waiting.
+    assert r.lrange("src", 0, -1) == ["x"]
+    assert r.get("dst") == "not a list"
+    assert r.info("clients")["blocked_clients"] == 0
+
+
+def test_a_source_of_another_type_leaves_the_client_waiting(r, clients):
+    c = clients()
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(c.blpop, ["k"], 5)
+        wait_blocked(r, 1)
+        r.set("k", "string")
+        time.sleep(0.1)
+        assert r.info("clients")["blocked_clients"] == 1
+        r.delete("k")
+        r.rpush("k", "v")
+        assert fut.result(timeout=5) == ("k", "v")
+
+
 def test_brpoplpush_blocks_and_moves(r, clients):
     c = clients()
     with ThreadPoolExecutor(1) as pool:

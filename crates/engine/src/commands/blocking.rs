@@ -10,7 +10,7 @@
 
 use crate::args::Args;
 use crate::blocking::parse_timeout;
-use crate::commands::lists::{move_element, mpop, mpop_reply, parse_mpop, pop_from};
+use crate::commands::lists::{list_mut, move_element, mpop, mpop_reply, parse_mpop, pop_from};
 use crate::commands::zsets;
 use crate::ctx::Ctx;
 use crate::error::CmdError;
@@ -142,7 +142,17 @@ fn blocking_move(
         timeout,
         Frame::Null,
         |ctx| {
-            let Some(elem) = move_element(ctx, src, dst, from, to)? else {
+            let elem = match move_element(ctx, src, dst, from, to) {
+                // Only the source decides whether the client waits (one of
+                // another type keeps it waiting); once the source is a list, a
+                // destination of another type is this client's answer and
+                // nothing moves, as in Redis.
+                Err(CmdError::WrongType) if list_mut(ctx, src).is_ok() => {
+                    return Err(CmdError::msg(CmdError::WrongType.to_string()));
+                }
+                other => other?,
+            };
+            let Some(elem) = elem else {
                 return Ok(None);
             };
             ctx.rewrite(vec![
