@@ -565,3 +565,36 @@ def test_zscan_cursor_and_option_order(r):
         r.execute_command("ZSCAN", "z", "0", "COUNT", "0")
     with pytest.raises(redis.ResponseError, match="invalid cursor"):
         r.execute_command("ZSCAN", "z", "x")
+
+
+def test_scores_read_as_strtod_reads_them(r):
+    # Hexadecimal floats are numbers to strtod, so to Redis.
+    assert r.zadd("z", {"a": "0x10", "b": "0x1.8", "c": "-0x.8p1", "d": "0X1P+2"}) == 4
+    assert r.zscore("z", "a") == 16.0
+    assert r.zscore("z", "b") == 1.5
+    assert r.zscore("z", "c") == -1.0
+    assert r.zscore("z", "d") == 4.0
+    assert r.zincrby("z", "0x2", "a") == 18.0
+    assert r.zrangebyscore("z", "0x1", "0x2") == ["b"]
+    assert r.zrangebyscore("z", "(0x1p-1", "+inf", withscores=False) == ["b", "d", "a"]
+    # A score strtod reports out of range is refused; a subnormal one is not.
+    for bad in ["1e400", "-1e400", "1e-400", "0x1p-2000", "0x", "0x1p", "0x1.2.3"]:
+        with pytest.raises(redis.ResponseError, match="value is not a valid float"):
+            r.execute_command("ZADD", "z", bad, "m")
+    with pytest.raises(redis.ResponseError, match="value is not a valid float"):
+        r.execute_command("ZINCRBY", "z", "1e400", "a")
+    assert r.zadd("z", {"tiny": "1e-310"}) == 1
+    # Ranges take what strtod gives: 1e400 is +inf there, 1e-400 is 0.
+    assert r.zrangebyscore("z", "1e400", "+inf") == []
+    assert r.zrangebyscore("z", "(1e-400", "1e-300") == ["tiny"]
+    with pytest.raises(redis.ResponseError, match="weight value is not a float"):
+        r.execute_command("ZUNIONSTORE", "out", "1", "z", "WEIGHTS", "1e400")
+    assert r.execute_command("ZUNIONSTORE", "out", "1", "z", "WEIGHTS", "0x2") == 5
+    assert r.zscore("out", "d") == 8.0
+
+
+def test_blocking_timeouts_read_hex_and_overflow_as_redis(r):
+    # 0x1p-3 seconds is 125 ms; 1e400 overflows the integer of milliseconds.
+    assert r.execute_command("BZPOPMIN", "nothing", "0x1p-3") is None
+    with pytest.raises(redis.ResponseError, match="timeout is negative"):
+        r.execute_command("BZPOPMIN", "nothing", "1e400")

@@ -107,7 +107,7 @@ pub fn parse_db_index(a: &[u8], databases: usize) -> Result<usize, CmdError> {
 }
 
 pub fn parse_f64(a: &[u8]) -> Result<f64, CmdError> {
-    num::parse_f64(a).ok_or(CmdError::NotFloat)
+    num::parse_f64_in_range(a).ok_or(CmdError::NotFloat)
 }
 
 /// Whether `a` equals `word` ignoring ASCII case.

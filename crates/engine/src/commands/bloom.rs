@@ -11,7 +11,7 @@ use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
 use keel_store::bloom::{BloomError, Chain, MAX_CAPACITY, MAX_EXPANSION};
-use keel_store::num::{parse_f64, parse_i64};
+use keel_store::num::{parse_f64_in_range, parse_i64};
 use keel_store::{Value, ValueType};
 
 pub(crate) static COMMANDS: &[&CommandSpec] = &[
@@ -236,7 +236,7 @@ fn bf_reserve(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         return Err(CmdError::WrongArity("bf.reserve".into()));
     }
     let key = args.next_key()?;
-    let error_rate = parse_f64(args.next_arg()?).ok_or(CmdError::err("bad error rate"))?;
+    let error_rate = parse_f64_in_range(args.next_arg()?).ok_or(CmdError::err("bad error rate"))?;
     if !(error_rate > 0.0 && error_rate < 1.0) {
         return Err(bloom_err(BloomError::BadErrorRate));
     }
@@ -358,7 +358,8 @@ fn parse_insert(
             Some(b'e') => {
                 let value = args.next_opt().ok_or_else(arity)?;
                 if letter(1) == Some(b'r') {
-                    params.error_rate = parse_f64(value).ok_or(CmdError::msg("Bad error rate"))?;
+                    params.error_rate =
+                        parse_f64_in_range(value).ok_or(CmdError::msg("Bad error rate"))?;
                 } else {
                     params.expansion = parse_i64(value).ok_or(CmdError::msg("Bad expansion"))?;
                 }

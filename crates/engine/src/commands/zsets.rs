@@ -194,7 +194,7 @@ pub(crate) fn mpop_reply(key: &[u8], pairs: Pairs) -> Frame {
 }
 
 fn parse_score(a: &[u8]) -> Result<f64, CmdError> {
-    keel_store::num::parse_f64(a).ok_or(CmdError::NotFloat)
+    keel_store::num::parse_f64_in_range(a).ok_or(CmdError::NotFloat)
 }
 
 fn nan_error() -> CmdError {
@@ -1173,7 +1173,7 @@ fn combine(
             for _ in 0..keys.len() {
                 let raw = args.next_arg()?;
                 w.push(
-                    keel_store::num::parse_f64(raw)
+                    keel_store::num::parse_f64_in_range(raw)
                         .ok_or_else(|| CmdError::err("weight value is not a float"))?,
                 );
             }
