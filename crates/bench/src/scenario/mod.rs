@@ -89,7 +89,14 @@ impl TargetRun<'_> {
     pub fn spec(&self, mode: Mode, until: Until, label: &str) -> LoadSpec {
         let mut s = LoadSpec::new(&self.addr, mode, until);
         s.interval = self.interval;
-        s.seed = self.seed;
+        // Each step draws its own stream: steps that run together (Bloom
+        // inserts and checks) or one after another (warm-up, then inserts)
+        // must not generate the same items.
+        s.seed = label
+            .bytes()
+            .fold(self.seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
         s.progress = Some(format!("{} {label}", self.name));
         s
     }
