@@ -81,6 +81,18 @@ const PROBES_PER_WORD: u32 = 7;
 /// reach it (at this load a one-probe block is about 86% full); such links
 /// come out a little larger than needed, never above their rate.
 const MAX_BLOCK_LOAD: f64 = 1024.0;
+/// The fewest items per block a blocked link is sized for: one per 64
+/// blocks, i.e. at most 4 KiB per item. One block can only get so selective
+/// (about 1e-20 already takes over 1,100 bits per item, where a classic link
+/// takes 96), and rates that would need emptier blocks, below about 2e-31,
+/// are refused as too large, so that a handful of items at a tiny rate, as a
+/// long chain's late links or a crafted dump may have, cannot claim
+/// gigabytes. A scaling blocked chain therefore stops growing there: after
+/// about 90 links from 1e-4, where a classic one goes on to [`MAX_LINKS`].
+const MIN_BLOCK_LOAD: f64 = 1.0 / 64.0;
+/// The most probes a blocked design considers. The best count falls as the
+/// load rises, and at [`MIN_BLOCK_LOAD`] it is about 54.
+const MAX_BLOCK_HASHES: u32 = 128;
 
 /// `BF.INFO Size` counts RedisBloom's structs: the chain and one per link.
 const CHAIN_STRUCT: u64 = 32;
@@ -369,15 +381,15 @@ impl Shape {
 const MAX_BLOCKS: u64 = MAX_FILTER_BYTES / BLOCK_BYTES as u64;
 
 /// The highest load (items per block) a blocked link at some rate may
-/// carry and the probe count that allows it; `None` if even one item in as
-/// many blocks as a filter may have is too many.
+/// carry and the probe count that allows it; `None` if even
+/// [`MIN_BLOCK_LOAD`] is too many.
 type Design = Option<(f64, u32)>;
 
 /// Recently computed designs, by error rate: a scaling chain's rates are
 /// its first rate halved again and again, and most filters share a few
 /// rates, while the search is not free (milliseconds unoptimised).
 static DESIGNS: parking_lot::Mutex<Vec<(u64, Design)>> = parking_lot::Mutex::new(Vec::new());
-const DESIGNS_KEPT: usize = 64;
+const DESIGNS_KEPT: usize = 1024;
 
 fn blocked_design(error: f64) -> Design {
     let key = error.to_bits();
@@ -394,16 +406,13 @@ fn blocked_design(error: f64) -> Design {
 }
 
 fn search_blocked_design(error: f64) -> Design {
-    // A lower load needs more blocks than the size limit allows, even for
-    // one item.
-    let min_load = 1.0 / MAX_BLOCKS as f64;
+    let min_load = MIN_BLOCK_LOAD;
     let ln_target = error.ln();
     let mut best: Option<(f64, u32)> = None;
     let mut misses = 0;
     // The best load rises with `k` to a single peak and falls after it;
-    // a few steps past the peak settle it. No block takes more probes
-    // than it has bits.
-    for k in 1..=BLOCK_BITS as u32 {
+    // a few steps past the peak settle it.
+    for k in 1..=MAX_BLOCK_HASHES {
         match (max_block_load(k, ln_target, min_load), best) {
             (Some(load), Some((top, _))) if load <= top => misses += 1,
             (Some(load), _) => {
@@ -1912,6 +1921,20 @@ mod tests {
             Chain::new_blocked(MAX_CAPACITY, 1e-9, Some(2)),
             Err(BloomError::TooLarge)
         );
+        // Tiny rates would need near-empty blocks: refused, not gigabytes.
+        let c = Chain::new_blocked(4, 2e-31, None).expect("valid");
+        let bits = c.links()[0].bits();
+        assert!(bits <= 4 * 64 * BLOCK_BITS && bits > 4 * 60 * BLOCK_BITS);
+        assert!(c.links()[0].hashes() < MAX_BLOCK_HASHES / 2);
+        assert_eq!(
+            Chain::new_blocked(4, 1e-31, None),
+            Err(BloomError::TooLarge)
+        );
+        // So a scaling chain stops there.
+        let mut c = Chain::new_blocked(1, 1e-28, Some(1)).expect("valid");
+        let grown = (0..100u64).try_for_each(|i| c.add(&item(b'g', i)).map(drop));
+        assert_eq!(grown, Err(BloomError::TooLarge));
+        assert!(c.nfilters() <= 12 && c.size_bytes() < 1 << 20);
         // Rates near 1 hit the load ceiling and still come out valid.
         let loose = Chain::new_blocked(100_000, 0.999, None).expect("valid");
         assert_eq!(loose.links()[0].bits(), 98 * BLOCK_BITS);
@@ -1939,6 +1962,13 @@ mod tests {
         for i in 0..100 {
             assert!(c.exists(i.to_string().as_bytes()));
         }
+        // Expansion 1: a link per item, no false negatives.
+        let mut c = Chain::new_blocked(1, 0.1, Some(1)).expect("valid");
+        for i in 0..60 {
+            c.add(&item(b'e', i)).expect("room");
+        }
+        assert_eq!(c.nfilters() as u64, c.card());
+        assert!((0..60).all(|i| c.exists(&item(b'e', i))));
         // Fixed-size: `None` or expansion 0.
         for expansion in [None, Some(0)] {
             let mut c = Chain::new_blocked(3, 0.01, expansion).expect("valid");
@@ -2096,7 +2126,9 @@ mod tests {
         fn blocked_no_false_negatives(
             items in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..24), 0..200),
             capacity in 1u64..40,
-            expansion in 1u32..4,
+            // Expansion 1 is `blocked_scales_like_classic`'s: chains of
+            // hundreds of links, each a new design to search for.
+            expansion in 2u32..4,
             error in prop_oneof![Just(0.5), Just(0.1), Just(0.01), Just(0.0001)],
         ) {
             let mut c = Chain::new_blocked(capacity, error, Some(expansion)).expect("valid");
