@@ -286,6 +286,8 @@ def check_copy(rb, key, copy, probes):
 @pytest.mark.parametrize("reserve,links", [
     (("0.01", "1000"), 1),
     (("0.01", "2", "EXPANSION", "1"), 20),
+    (("0.01", "1000", "LAYOUT", "BLOCKED"), 1),
+    (("0.01", "2", "EXPANSION", "1", "LAYOUT", "BLOCKED"), 20),
 ])
 def test_scandump_loadchunk_round_trip(rb, reserve, links):
     rb.execute_command("BF.RESERVE", "k", *reserve)
@@ -420,3 +422,28 @@ def test_transactions_and_dirty(r):
     assert r.info("persistence")["rdb_changes_since_last_save"] == before
     r.execute_command("BF.MADD", "k", "b", "c")
     assert r.info("persistence")["rdb_changes_since_last_save"] == before + 2
+
+
+def test_blocked_layout(r):
+    """Keel's opt-in layout: every probe of an item in one 64-byte block."""
+    assert r.execute_command("BF.RESERVE", "b", "0.01", "10000", "LAYOUT", "BLOCKED") == "OK"
+    assert r.execute_command("BF.RESERVE", "c", "0.01", "10000") == "OK"
+    items = [f"seen:{i}" for i in range(10000)]
+    for key in ("b", "c"):
+        # A 0 here is an item the filter already (falsely) reported present.
+        assert sum(r.execute_command("BF.MADD", key, *items)) >= 9900
+        assert r.execute_command("BF.MEXISTS", key, *items) == [1] * 10000
+    assert debug(r, "b")[1].endswith(" layout:blocked")
+    assert "layout" not in debug(r, "c")[1]
+    # Sized so the measured rate stays under the one asked for: the first
+    # link of a scaling filter gets half of 1%.
+    unseen = [f"unseen:{i}" for i in range(50000)]
+    false_positives = sum(r.execute_command("BF.MEXISTS", "b", *unseen))
+    assert false_positives <= 0.01 * len(unseen), false_positives
+    # It costs a little more memory than RedisBloom's layout for that.
+    assert info(r, "c")["Size"] < info(r, "b")["Size"] < 1.2 * info(r, "c")["Size"]
+    assert r.execute_command("BF.INSERT", "i", "LAYOUT", "BLOCKED", "ITEMS", "x") == [1]
+    assert debug(r, "i")[1].endswith(" layout:blocked")
+    assert err(r, "BF.RESERVE", "z", "0.01", "10", "LAYOUT", "sparse") == (
+        "layout must be CLASSIC or BLOCKED")
+    assert err(r, "BF.RESERVE", "z", "0.01", "10", "LAYOUT") == "no layout"

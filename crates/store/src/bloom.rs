@@ -743,7 +743,9 @@ impl Chain {
         )
     }
 
-    fn with_layout(
+    /// An empty filter in either layout; `new` and `new_blocked` are this
+    /// with the layout fixed.
+    pub fn with_layout(
         capacity: u64,
         error_rate: f64,
         expansion: u32,

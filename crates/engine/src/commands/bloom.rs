@@ -10,7 +10,7 @@ use crate::error::CmdError;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
-use keel_store::bloom::{BloomError, Chain, MAX_CAPACITY, MAX_EXPANSION};
+use keel_store::bloom::{BloomError, Chain, Layout, MAX_CAPACITY, MAX_EXPANSION};
 use keel_store::num::{parse_f64_in_range, parse_i64};
 use keel_store::{Value, ValueType};
 
@@ -66,6 +66,21 @@ struct FilterParams {
     error_rate: f64,
     expansion: i64,
     nonscaling: bool,
+    /// Keel's `LAYOUT BLOCKED` (cache-line-blocked probes); RedisBloom's
+    /// layout otherwise.
+    layout: Layout,
+}
+
+/// The value of a `LAYOUT` option: `CLASSIC` (RedisBloom's, the default) or
+/// `BLOCKED`.
+fn parse_layout(raw: &[u8]) -> Result<Layout, CmdError> {
+    if is(raw, "BLOCKED") {
+        Ok(Layout::Blocked)
+    } else if is(raw, "CLASSIC") {
+        Ok(Layout::Classic)
+    } else {
+        Err(CmdError::err("layout must be CLASSIC or BLOCKED"))
+    }
 }
 
 impl FilterParams {
@@ -76,6 +91,7 @@ impl FilterParams {
             error_rate: d.error_rate,
             expansion: i64::from(d.expansion),
             nonscaling: false,
+            layout: Layout::Classic,
         }
     }
 
@@ -91,7 +107,14 @@ impl FilterParams {
             .ok()
             .filter(|e| *e <= MAX_EXPANSION)
             .ok_or(bloom_err(BloomError::BadExpansion))?;
-        Chain::new(capacity, self.error_rate, expansion, self.nonscaling).map_err(bloom_err)
+        Chain::with_layout(
+            capacity,
+            self.error_rate,
+            expansion,
+            self.nonscaling,
+            self.layout,
+        )
+        .map_err(bloom_err)
     }
 
     /// The BF.INSERT options that recreate exactly this filter, for logging a
@@ -111,6 +134,10 @@ impl FilterParams {
         ];
         if self.nonscaling {
             argv.push(Bytes::from_static(b"NONSCALING"));
+        }
+        if self.layout == Layout::Blocked {
+            argv.push(Bytes::from_static(b"LAYOUT"));
+            argv.push(Bytes::from_static(b"BLOCKED"));
         }
         argv.push(Bytes::from_static(b"ITEMS"));
         argv.extend(items.iter().cloned());
@@ -204,11 +231,20 @@ struct ReserveOptions {
     /// The EXPANSION value as given, if the keyword is present.
     expansion: Option<i64>,
     nonscaling: bool,
+    /// Keel's own keyword, `LAYOUT CLASSIC|BLOCKED`.
+    layout: Option<Layout>,
 }
 
 impl ReserveOptions {
     fn parse(opts: &[Bytes]) -> Result<ReserveOptions, CmdError> {
         let nonscaling = opts.iter().any(|a| is(a, "NONSCALING"));
+        let layout = match opts.iter().position(|a| is(a, "LAYOUT")) {
+            None => None,
+            Some(at) => {
+                let raw = opts.get(at + 1).ok_or(CmdError::err("no layout"))?;
+                Some(parse_layout(raw)?)
+            }
+        };
         let expansion = match opts.iter().position(|a| is(a, "EXPANSION")) {
             None => None,
             Some(at) => {
@@ -226,13 +262,20 @@ impl ReserveOptions {
         Ok(ReserveOptions {
             expansion,
             nonscaling,
+            layout,
         })
     }
 }
 
 fn bf_reserve(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let argv = args.argv();
-    if argv.len() > 7 {
+    // RedisBloom's limit, plus room for Keel's `LAYOUT name`.
+    let layout_words = if argv.iter().skip(4).any(|a| is(a, "LAYOUT")) {
+        2
+    } else {
+        0
+    };
+    if argv.len() > 7 + layout_words {
         return Err(CmdError::WrongArity("bf.reserve".into()));
     }
     let key = args.next_key()?;
@@ -251,6 +294,7 @@ fn bf_reserve(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         error_rate: error_rate.min(MAX_RESERVE_ERROR_RATE),
         expansion: opts.expansion.unwrap_or(configured),
         nonscaling: opts.nonscaling,
+        layout: opts.layout.unwrap_or(Layout::Classic),
     };
     let now = ctx.now_ms();
     let table = ctx.table(key)?;
@@ -269,6 +313,10 @@ fn bf_reserve(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         let mut logged = argv.get(..4).unwrap_or(argv).to_vec();
         logged.push(Bytes::from_static(b"EXPANSION"));
         logged.push(Bytes::from(configured.to_string()));
+        if params.layout == Layout::Blocked {
+            logged.push(Bytes::from_static(b"LAYOUT"));
+            logged.push(Bytes::from_static(b"BLOCKED"));
+        }
         ctx.rewrite(logged);
     }
     Ok(Frame::ok())
@@ -370,6 +418,8 @@ fn parse_insert(
             }
             Some(b'n') if letter(2) == Some(b'c') => autocreate = false,
             Some(b'n') => params.nonscaling = true,
+            // Keel's own option; RedisBloom has no word starting with 'l'.
+            Some(b'l') => params.layout = parse_layout(args.next_opt().ok_or_else(arity)?)?,
             _ => return Err(CmdError::msg("Unknown argument received")),
         }
     }
@@ -1213,6 +1263,123 @@ mod tests {
             t.run(&["BF.ADD", "k", "new"])
         );
         check_copy(&mut t, "k", "copy", 200);
+    }
+
+    #[test]
+    fn blocked_layout_is_chosen_at_creation_and_round_trips() {
+        let mut t = TestEngine::new();
+        assert_eq!(
+            t.run(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "2",
+                "EXPANSION",
+                "2",
+                "LAYOUT",
+                "blocked"
+            ]),
+            ok()
+        );
+        let mut i = 0;
+        while debug_lines(&mut t, "k").len() < 6 {
+            t.run(&["BF.ADD", "k", &format!("item{i}")]);
+            i += 1;
+        }
+        let lines = debug_lines(&mut t, "k");
+        assert!(
+            lines[1..].iter().all(|l| l.ends_with(" layout:blocked")),
+            "{lines:?}"
+        );
+        for j in 0..i {
+            assert_eq!(
+                t.run(&["BF.EXISTS", "k", &format!("item{j}")]),
+                Frame::Boolean(true)
+            );
+        }
+        assert_eq!(dump_into(&mut t, "k", "copy"), 6);
+        check_copy(&mut t, "k", "copy", 200);
+        assert_eq!(debug_lines(&mut t, "copy"), lines);
+
+        // BF.INSERT takes the option too; CLASSIC is RedisBloom's layout.
+        t.run(&["BF.INSERT", "i", "LAYOUT", "BLOCKED", "ITEMS", "a", "b"]);
+        assert!(debug_lines(&mut t, "i")[1].ends_with(" layout:blocked"));
+        t.run(&["BF.RESERVE", "c", "0.01", "100", "LAYOUT", "CLASSIC"]);
+        assert_eq!(
+            debug_lines(&mut t, "c")[1],
+            "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:0 ratio:0.005"
+        );
+    }
+
+    #[test]
+    fn layout_option_errors() {
+        let mut t = TestEngine::new();
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "LAYOUT"],
+                "ERR no layout",
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "LAYOUT", "dense"],
+                "ERR layout must be CLASSIC or BLOCKED",
+            ),
+            (
+                &["BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "x", "y"],
+                "ERR wrong number of arguments for 'bf.reserve' command",
+            ),
+            (
+                &["BF.INSERT", "k", "LAYOUT"],
+                "ERR wrong number of arguments for 'bf.insert' command",
+            ),
+            (
+                &["BF.INSERT", "k", "LAYOUT", "x", "ITEMS", "a"],
+                "ERR layout must be CLASSIC or BLOCKED",
+            ),
+        ];
+        for (argv, want) in cases {
+            assert_eq!(t.run(argv), error(want), "{argv:?}");
+        }
+        assert_eq!(t.run(&["EXISTS", "k"]), int(0));
+        // The longest form: every RedisBloom option plus LAYOUT.
+        assert_eq!(
+            t.run(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "100",
+                "EXPANSION",
+                "2",
+                "LAYOUT",
+                "BLOCKED",
+                "x"
+            ]),
+            ok()
+        );
+    }
+
+    #[test]
+    fn blocked_filters_are_logged_with_their_layout() {
+        let (mut t, rec) = crate::testing::TestEngine::recording(1_700_000_000_000);
+        t.run(&["BF.RESERVE", "r", "0.01", "100", "LAYOUT", "BLOCKED"]);
+        t.run(&["BF.INSERT", "i", "LAYOUT", "BLOCKED", "ITEMS", "a"]);
+        let log = rec.commands();
+        assert_eq!(
+            log[0],
+            [
+                "BF.RESERVE",
+                "r",
+                "0.01",
+                "100",
+                "EXPANSION",
+                "2",
+                "LAYOUT",
+                "BLOCKED"
+            ]
+        );
+        assert_eq!(
+            &log[1][log[1].len() - 4..],
+            ["LAYOUT", "BLOCKED", "ITEMS", "a"]
+        );
     }
 
     #[test]
