@@ -5,9 +5,10 @@
 #
 #   throughput  redis-benchmark -n N -r 100000000 -c 50 BF.ADD/BF.EXISTS test
 #               __rand_int__ after BF.RESERVE test 0.0001 10000000, next to
-#               SET/GET on the same server, unpipelined and -P 16; server
-#               pinned to CPU 0, redis-benchmark to CPU 1; medians of RUNS;
-#               server CPU time per request from /proc.
+#               SET/GET on the same server (SET, BF.ADD, GET, BF.EXISTS in
+#               turn), unpipelined and -P 16; server pinned to CPU 0,
+#               redis-benchmark to CPU 1; medians of RUNS; server CPU time
+#               per request from /proc.
 #   memory      BF.RESERVE test 0.0001 C for C in 10M 30M 60M, then C inserts
 #               (BF.MADD of 1000 random items, keel-bench): BF.INFO Size,
 #               used_memory growth and RSS growth.
@@ -68,17 +69,14 @@ batch_args() {
 	for _ in $(seq 1000); do printf ' __rand_int__'; done
 }
 
-# One redis-benchmark run against a fresh server: prints "req/s us/req".
-rb_one() {
+# One redis-benchmark test against the running server: prints "req/s us/req".
+rb_test() {
 	local pipeline=$1 t0 t1 rps
 	shift
-	start
-	redis-cli -p "$PORT" bf.reserve test 0.0001 10000000 >/dev/null
 	t0=$(ticks "$PID")
 	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -r 100000000 -P "$pipeline" --csv "$@" 2>/dev/null |
 		tail -1 | cut -d, -f2 | tr -d '"')
 	t1=$(ticks "$PID")
-	stop
 	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
 }
 
@@ -87,25 +85,29 @@ throughput() {
 	echo
 	echo "Command: N=$N RUNS=$RUNS KEEL_ARGS=\"$KEEL_ARGS\" PARTS=throughput scripts/bench-bloom.sh"
 	echo
+	echo "Each run: a fresh server, BF.RESERVE test 0.0001 10000000, then SET, BF.ADD, GET, BF.EXISTS in"
+	echo "that order (so GET and BF.EXISTS find what the writes left); medians of $RUNS runs."
+	echo
 	echo "| -P | pair | baseline req/s | bloom req/s | ratio | baseline us/req | bloom us/req |"
 	echo "|---:|---|---:|---:|---:|---:|---:|"
 	for p in 1 16; do
-		for pair in "SET:BF.ADD" "GET:BF.EXISTS"; do
-			local base=${pair%%:*} bf=${pair##*:} b_rps=() f_rps=() b_cpu=() f_cpu=() a c
-			for _ in $(seq "$RUNS"); do
-				if [[ $base == SET ]]; then
-					read -r a c < <(rb_one "$p" SET key:__rand_int__ xxx)
-				else
-					read -r a c < <(rb_one "$p" GET key:__rand_int__)
-				fi
-				b_rps+=("$a"); b_cpu+=("$c")
-				read -r a c < <(rb_one "$p" "$bf" test __rand_int__); f_rps+=("$a"); f_cpu+=("$c")
-			done
-			awk -v p="$p" -v pair="$bf vs $base" \
-				-v br="$(printf '%s\n' "${b_rps[@]}" | median)" -v fr="$(printf '%s\n' "${f_rps[@]}" | median)" \
-				-v bc="$(printf '%s\n' "${b_cpu[@]}" | median)" -v fc="$(printf '%s\n' "${f_cpu[@]}" | median)" \
-				'BEGIN{printf "| %s | %s | %.0f | %.0f | %.2fx | %.2f | %.2f |\n", p, pair, br, fr, fr/br, bc, fc}'
+		local set_r=() set_c=() add_r=() add_c=() get_r=() get_c=() ex_r=() ex_c=() a c
+		for _ in $(seq "$RUNS"); do
+			start
+			redis-cli -p "$PORT" bf.reserve test 0.0001 10000000 >/dev/null
+			read -r a c < <(rb_test "$p" SET key:__rand_int__ xxx); set_r+=("$a"); set_c+=("$c")
+			read -r a c < <(rb_test "$p" BF.ADD test __rand_int__); add_r+=("$a"); add_c+=("$c")
+			read -r a c < <(rb_test "$p" GET key:__rand_int__); get_r+=("$a"); get_c+=("$c")
+			read -r a c < <(rb_test "$p" BF.EXISTS test __rand_int__); ex_r+=("$a"); ex_c+=("$c")
+			stop
 		done
+		row() {
+			awk -v p="$p" -v pair="$1" -v br="$2" -v fr="$3" -v bc="$4" -v fc="$5" \
+				'BEGIN{printf "| %s | %s | %.0f | %.0f | %.2fx | %.2f | %.2f |\n", p, pair, br, fr, fr/br, bc, fc}'
+		}
+		m() { printf '%s\n' "$@" | median; }
+		row "BF.ADD vs SET" "$(m "${set_r[@]}")" "$(m "${add_r[@]}")" "$(m "${set_c[@]}")" "$(m "${add_c[@]}")"
+		row "BF.EXISTS vs GET" "$(m "${get_r[@]}")" "$(m "${ex_r[@]}")" "$(m "${get_c[@]}")" "$(m "${ex_c[@]}")"
 	done
 	echo
 }

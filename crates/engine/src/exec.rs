@@ -81,7 +81,9 @@ impl Engine {
             let shard = self.keyspace.shard_of(key);
             if let Some(guard) = self.keyspace.try_lock(shard) {
                 if session.db < guard.databases() {
-                    guard.db_ref(session.db).prefetch(key);
+                    let table = guard.db_ref(session.db);
+                    table.prefetch(key);
+                    crate::commands::bloom::prefetch(table, argv);
                 }
             }
         }

@@ -222,6 +222,13 @@ impl Table {
         });
     }
 
+    /// The entry stored under `key`, expired or not, without touching it: for
+    /// hints such as prefetching what a later command will read.
+    pub fn find_for_hint(&self, key: &[u8]) -> Option<&Entry> {
+        let i = self.index_of(hash_key(key), key)?;
+        self.slab.get(i)
+    }
+
     /// Look up a live key without touching its access time.
     pub fn peek(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
         self.lookup(key, now_ms).map(|(_, e)| &*e)

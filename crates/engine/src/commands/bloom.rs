@@ -52,6 +52,26 @@ fn read_chain<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t Chain>,
     }
 }
 
+/// For a pipelined BF.ADD or BF.EXISTS still waiting its turn: start loading
+/// the filter lines it will probe (each a likely cache miss in a large
+/// filter), as the executor already does for every command's key. Anything
+/// else is left alone; a hint only, it changes nothing.
+pub(crate) fn prefetch(table: &keel_store::Table, argv: &[Bytes]) {
+    let (Some(name), Some(key), Some(item)) = (argv.first(), argv.get(1), argv.get(2)) else {
+        return;
+    };
+    let adding = if is(name, "BF.ADD") {
+        true
+    } else if is(name, "BF.EXISTS") {
+        false
+    } else {
+        return;
+    };
+    if let Some(Value::Bloom(chain)) = table.find_for_hint(key).map(|e| &e.value) {
+        chain.prefetch(item, adding);
+    }
+}
+
 /// Like [`read_chain`], but a missing key is `ERR not found`.
 fn existing_chain<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<&'t Chain, CmdError> {
     read_chain(ctx, key)?.ok_or_else(not_found)
@@ -84,8 +104,8 @@ fn parse_layout(raw: &[u8]) -> Result<Layout, CmdError> {
 }
 
 impl FilterParams {
-    fn defaults(ctx: &Ctx<'_>) -> FilterParams {
-        let d = ctx.engine.config.bloom_defaults();
+    fn defaults(engine: &crate::engine::Engine) -> FilterParams {
+        let d = engine.config.bloom_defaults();
         FilterParams {
             capacity: i64::try_from(d.capacity).unwrap_or(i64::MAX),
             error_rate: d.error_rate,
@@ -160,16 +180,26 @@ fn add_each(chain: &mut Chain, items: &[Bytes]) -> Vec<Result<bool, BloomError>>
     out
 }
 
+/// What BF.ADD, BF.MADD and BF.INSERT do with a missing key.
+enum Create {
+    /// Create the filter from the configured defaults (read only then: this
+    /// is the hot path of every add to an existing filter).
+    Defaults,
+    With(FilterParams),
+    /// NOCREATE: `ERR not found`.
+    No,
+}
+
 /// The write shared by BF.ADD, BF.MADD and BF.INSERT: add `items` to the
-/// filter at `key`, creating it from `create` when the key is missing (or
-/// failing with `ERR not found` when `create` is `None`, NOCREATE).
+/// filter at `key`, creating it as `create` says when the key is missing.
 fn add_items(
     ctx: &mut Ctx<'_>,
     key: &[u8],
     items: &[Bytes],
-    create: Option<FilterParams>,
+    create: Create,
 ) -> Result<Vec<Result<bool, BloomError>>, CmdError> {
     let now = ctx.now_ms();
+    let engine = ctx.engine;
     let table = ctx.table(key)?;
     let (results, created) = match table.get_mut(key, now) {
         Some(entry) => {
@@ -179,7 +209,11 @@ fn add_items(
             (add_each(chain, items), None)
         }
         None => {
-            let params = create.ok_or_else(not_found)?;
+            let params = match create {
+                Create::Defaults => FilterParams::defaults(engine),
+                Create::With(params) => params,
+                Create::No => return Err(not_found()),
+            };
             let mut chain = params.build()?;
             let results = add_each(&mut chain, items);
             table.insert(key, Value::Bloom(Box::new(chain)), 0, now);
@@ -288,7 +322,7 @@ fn bf_reserve(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         return Err(bloom_err(BloomError::BadCapacity));
     }
     let opts = ReserveOptions::parse(args.rest())?;
-    let configured = FilterParams::defaults(ctx).expansion;
+    let configured = FilterParams::defaults(ctx.engine).expansion;
     let params = FilterParams {
         capacity,
         error_rate: error_rate.min(MAX_RESERVE_ERROR_RATE),
@@ -341,8 +375,7 @@ pub(crate) const BF_ADD: CommandSpec = CommandSpec {
 fn bf_add(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let items = args.rest();
-    let create = FilterParams::defaults(ctx);
-    let results = add_items(ctx, key, items, Some(create))?;
+    let results = add_items(ctx, key, items, Create::Defaults)?;
     match results.into_iter().next() {
         Some(Ok(added)) => Ok(Frame::Boolean(added)),
         Some(Err(e)) => Err(bloom_err(e)),
@@ -367,8 +400,7 @@ pub(crate) const BF_MADD: CommandSpec = CommandSpec {
 fn bf_madd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let items = args.rest();
-    let create = FilterParams::defaults(ctx);
-    Ok(multi_reply(add_items(ctx, key, items, Some(create))?))
+    Ok(multi_reply(add_items(ctx, key, items, Create::Defaults)?))
 }
 
 pub(crate) const BF_INSERT: CommandSpec = CommandSpec {
@@ -428,7 +460,10 @@ fn parse_insert(
 
 fn bf_insert(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
-    let create = parse_insert(args, FilterParams::defaults(ctx))?;
+    let create = match parse_insert(args, FilterParams::defaults(ctx.engine))? {
+        Some(params) => Create::With(params),
+        None => Create::No,
+    };
     let items = args.rest();
     if items.is_empty() {
         return Err(CmdError::WrongArity("bf.insert".into()));
