@@ -27,8 +27,12 @@ deps:
 	fi
 	@$(PY) -m pip install -q -r tests/python/requirements.txt
 
+# The Bloom filters' false-positive measurements (1M lookups per rate and
+# layout) are skipped in debug builds, which would take minutes; they run here
+# in release.
 cargo-test:
 	$(CARGO) test --workspace
+	$(CARGO) test --release -p keel-store --lib bloom
 
 py-test: build deps
 	KEEL_SERVER=$(CURDIR)/target/release/keel-server $(PY) -m pytest -q tests/python

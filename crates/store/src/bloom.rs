@@ -1796,7 +1796,7 @@ mod tests {
     fn false_positive_rate_nonscaling() {
         for error in [1e-2, 1e-3] {
             let rate = false_positive_rate(100_000, error, true, 1_000_000);
-            assert!(rate <= error * 1.1, "rate {rate} above {error}");
+            assert!(rate <= error, "rate {rate} above {error}");
         }
     }
 
@@ -1931,10 +1931,9 @@ mod tests {
         }
     }
 
-    /// A fixed-size blocked filter runs at the full rate: the model puts it
-    /// at or under it, so the measured rate may only exceed it by chance.
-    /// With ~1000 and ~100 expected hits, 10% over is beyond four standard
-    /// deviations.
+    /// A fixed-size blocked filter runs at the full rate, not half of it as a
+    /// scaling filter's first link does; the design's 10% margin keeps the
+    /// measured rate under it.
     #[test]
     #[cfg_attr(debug_assertions, ignore)]
     fn measured_false_positive_rate_blocked_nonscaling() {
@@ -1948,7 +1947,7 @@ mod tests {
                 .count();
             let rate = hits as f64 / 1e6;
             println!("Blocked nonscaling {error:e}: measured {rate:e}");
-            assert!(rate <= error * 1.1, "rate {rate} above {error}");
+            assert!(rate <= error, "rate {rate} above {error}");
         }
     }
 
