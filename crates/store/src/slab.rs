@@ -7,13 +7,26 @@
 //! bucket is the part of a key's cost that is paid about twice.
 //!
 //! Pages start small (a table with one key does not hold a thousand slots) and
-//! double up to [`PAGE_SLOTS`]; a page never reallocates, so an index names the
-//! same slot for as long as the value lives. Freed slots are reused first.
+//! grow by a factor of about 1.4 (4, 4, 8, 8, 16, 16, ...) up to
+//! [`PAGE_SLOTS`], so the unused end of the newest page stays a small share of
+//! a small table (doubling left up to half of it empty: 1,000 keys over 64
+//! shards cost 17% more than with boxed entries); a page never reallocates, so
+//! an index names the same slot for as long as the value lives. Freed slots are
+//! reused first.
 
 /// Slots in a full page; an index is `page << PAGE_SHIFT | slot`.
 const PAGE_SHIFT: u32 = 10;
 pub const PAGE_SLOTS: usize = 1 << PAGE_SHIFT;
-const FIRST_PAGE: usize = 16;
+const FIRST_PAGE: usize = 4;
+
+/// Slots in page number `page`: two pages of each power of two from
+/// [`FIRST_PAGE`], then [`PAGE_SLOTS`].
+fn page_slots(page: usize) -> usize {
+    match FIRST_PAGE.checked_shl((page / 2) as u32) {
+        Some(n) if n < PAGE_SLOTS => n,
+        _ => PAGE_SLOTS,
+    }
+}
 
 pub struct Slab<T> {
     pages: Vec<Vec<Option<T>>>,
@@ -56,13 +69,15 @@ impl<T> Slab<T> {
             self.pages[p][s] = Some(value);
             return index;
         }
-        let room = self.pages.last().is_some_and(|p| p.len() < p.capacity());
+        // A slot index must fit below PAGE_SLOTS whatever capacity the
+        // allocator granted.
+        let room = self
+            .pages
+            .last()
+            .is_some_and(|p| p.len() < p.capacity().min(PAGE_SLOTS));
         if !room {
-            let cap = self
-                .pages
-                .last()
-                .map_or(FIRST_PAGE, |p| (p.capacity() * 2).min(PAGE_SLOTS));
-            self.pages.push(Vec::with_capacity(cap));
+            self.pages
+                .push(Vec::with_capacity(page_slots(self.pages.len())));
         }
         let p = self.pages.len() - 1;
         let page = &mut self.pages[p];
@@ -175,8 +190,11 @@ mod tests {
         let ids: Vec<u32> = (0..5000u32).map(|i| s.insert(i)).collect();
         assert_eq!(s.len(), 5000);
         let caps: Vec<usize> = s.pages.iter().map(|p| p.capacity()).collect();
-        assert_eq!(&caps[..7], &[16, 32, 64, 128, 256, 512, 1024]);
-        assert!(caps[7..].iter().all(|&c| c == PAGE_SLOTS));
+        assert_eq!(
+            &caps[..17],
+            &[4, 4, 8, 8, 16, 16, 32, 32, 64, 64, 128, 128, 256, 256, 512, 512, 1024]
+        );
+        assert!(caps[17..].iter().all(|&c| c == PAGE_SLOTS));
         for (i, id) in ids.iter().enumerate() {
             assert_eq!(s.get(*id), Some(&(i as u32)));
         }
