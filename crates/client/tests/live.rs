@@ -148,6 +148,11 @@ async fn restart_mid_load(kind: &str) {
         Ok(Err(Error::Disconnected(_) | Error::Connect { .. })) => {}
         other => panic!("expected a connection error, got {other:?}"),
     }
+    // Stay down longer than one whole reconnect round (5 attempts, 20 ms
+    // backoff doubling: ~620 ms), so the callers still running see it fail
+    // whatever the timing of the kill; a server that comes back within the
+    // round is, by design, invisible to them.
+    tokio::time::sleep(Duration::from_millis(800)).await;
     let _server = start(kind, port);
     let mut failures = 0;
     for t in load {
