@@ -69,9 +69,12 @@ impl Entry {
         u64::from(seconds_clock(now_ms).wrapping_sub(self.access_s))
     }
 
-    /// Approximate bytes this entry costs, for MEMORY USAGE and accounting.
+    /// Approximate bytes this entry costs, for MEMORY USAGE and accounting:
+    /// its slab slot, its share of the hash table (a 4-byte index and a
+    /// control byte per bucket, at about half load), and what it owns.
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Entry>() + 16 + self.key.heap_bytes() + self.value.heap_bytes()
+        const TABLE_SHARE: usize = 10;
+        std::mem::size_of::<Entry>() + TABLE_SHARE + self.key.heap_bytes() + self.value.heap_bytes()
     }
 }
 

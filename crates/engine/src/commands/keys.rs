@@ -517,35 +517,24 @@ pub(crate) fn parse_cursor(raw: &[u8]) -> Result<u64, CmdError> {
 pub(crate) fn parse_scan_options<'a>(
     args: &mut Args<'a>,
 ) -> Result<(usize, Option<&'a [u8]>), CmdError> {
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    while let Some(opt) = args.next_opt() {
-        if is(opt, "COUNT") {
-            let n = parse_i64(args.next_arg()?)?;
-            if n < 1 {
-                return Err(CmdError::Syntax);
-            }
-            count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if is(opt, "MATCH") {
-            let p = args.next_arg()?;
-            pattern = (p.as_ref() != b"*").then_some(p.as_ref());
-        } else {
-            return Err(CmdError::Syntax);
-        }
-    }
-    Ok((count, pattern))
+    let o = scan_options(args, false)?;
+    Ok((o.count, o.pattern))
 }
 
-/// SCAN's cursor names a shard and a position within that shard's table of the
-/// selected database; each call walks shards in order from there until COUNT
-/// keys were visited. Because each table's order is a fixed function of the
-/// key, a key present for the whole iteration is returned exactly once.
-fn scan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let cursor = parse_cursor(args.next_arg()?)?;
+/// The SCAN family's options.
+struct ScanOptions<'a> {
+    count: usize,
+    /// `None` for no MATCH or MATCH *.
+    pattern: Option<&'a [u8]>,
+    /// SCAN's TYPE, as given.
+    type_name: Option<&'a [u8]>,
+}
+
+/// Parse the SCAN family's options; `with_type` admits SCAN's TYPE.
+fn scan_options<'a>(args: &mut Args<'a>, with_type: bool) -> Result<ScanOptions<'a>, CmdError> {
     let mut count = 10usize;
     let mut pattern: Option<&[u8]> = None;
-    // `Some(None)`: a TYPE no value can have, which Redis 7.0 answers with no keys.
-    let mut wanted: Option<Option<ValueType>> = None;
+    let mut type_name: Option<&[u8]> = None;
     while let Some(opt) = args.next_opt() {
         if is(opt, "COUNT") {
             let n = parse_i64(args.next_arg()?)?;
@@ -556,12 +545,32 @@ fn scan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         } else if is(opt, "MATCH") {
             let p = args.next_arg()?;
             pattern = (p.as_ref() != b"*").then_some(p.as_ref());
-        } else if is(opt, "TYPE") {
-            wanted = Some(ValueType::from_name(args.next_arg()?));
+        } else if with_type && is(opt, "TYPE") {
+            type_name = Some(args.next_arg()?.as_ref());
         } else {
             return Err(CmdError::Syntax);
         }
     }
+    Ok(ScanOptions {
+        count,
+        pattern,
+        type_name,
+    })
+}
+
+/// SCAN's cursor names a shard and a slab index within that shard's table of
+/// the selected database; each call walks shards in order from there until
+/// COUNT keys were visited. An entry keeps its slab index while its key
+/// exists, so a key present for the whole iteration is returned exactly once.
+fn scan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let cursor = parse_cursor(args.next_arg()?)?;
+    let ScanOptions {
+        count,
+        pattern,
+        type_name,
+    } = scan_options(args, true)?;
+    // `Some(None)`: a TYPE no value can have, which Redis 7.0 answers with no keys.
+    let wanted: Option<Option<ValueType>> = type_name.map(ValueType::from_name);
     let db = ctx.db();
     let now = ctx.now_ms();
     let shards = ctx.engine.keyspace.shard_count();
