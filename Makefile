@@ -1,18 +1,24 @@
-# Keel: `make run` builds and starts the server on 127.0.0.1:6379;
-# `make test` installs what the tests need and runs every test.
+# Keel: `make run` builds and starts the server on 127.0.0.1:6379 (PORT=... to
+# pick another); `make test` installs what the tests need and runs every test;
+# `make bench` builds the keel-bench load tool.
 
 CARGO ?= cargo
 VENV  := .venv
 PY    := $(VENV)/bin/python
+PORT  ?= 6379
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build test deps cargo-test py-test bench-compare clean
+.PHONY: run build bench test deps cargo-test py-test bench-compare clean
 
 build:
 	$(CARGO) build --release --bin keel-server
 
 run: build
-	./target/release/keel-server --bind 127.0.0.1 --port 6379
+	./target/release/keel-server --bind 127.0.0.1 --port $(PORT)
+
+# keel-bench, the load tool (target/release/keel-bench).
+bench:
+	$(CARGO) build --release --bin keel-bench
 
 # Debian's redis-server and redis-tools (for redis-benchmark and comparisons)
 # and redis-py in a local virtualenv.
