@@ -553,6 +553,12 @@ async fn write_replies(
     Ok(true)
 }
 
+/// SHUTDOWN closed this client on its way out: like Redis, which exits
+/// without flushing replies, it gets no reply, only the closed connection.
+fn exiting(engine: &Engine, handle: &ClientHandle) -> bool {
+    handle.is_killed() && engine.shutdown_requested.load(Ordering::Relaxed)
+}
+
 /// The clients cron asked for buffer space back (Redis's query buffer
 /// resizing): an empty buffer is released, a part-filled one shrinks to what
 /// it holds. The next read takes a fresh chunk.
@@ -650,6 +656,9 @@ async fn connection_loop(
             false,
         );
         loop {
+            if matches!(step, Step::Close) && exiting(engine, &handle) {
+                return Ok(());
+            }
             if !wbuf.is_empty()
                 && !write_replies(engine, &handle, &mut stream, &mut wbuf, wake).await?
             {
