@@ -99,6 +99,7 @@ pub fn bind(
 }
 
 /// A bound listening socket and the address it was asked for.
+#[derive(Debug)]
 pub struct Bound {
     addr: SocketAddr,
     sock: std::net::TcpListener,
@@ -925,4 +926,62 @@ fn process_batch(
         return Batch::Close;
     }
     Batch::Ran
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free_port() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    }
+
+    #[test]
+    fn bind_words_as_redis_reads_them() {
+        let any4: SocketAddr = "0.0.0.0:7".parse().expect("addr");
+        assert_eq!(bind_target("*", 7), Ok((any4, false)));
+        let any6: SocketAddr = "[::]:7".parse().expect("addr");
+        assert_eq!(bind_target("-::*", 7), Ok((any6, true)));
+        let lo6: SocketAddr = "[::1]:7".parse().expect("addr");
+        assert_eq!(bind_target("-::1", 7), Ok((lo6, true)));
+        assert!(bind_target("no-such-host.invalid", 7).is_err());
+    }
+
+    #[test]
+    fn rebinding_keeps_sockets_of_addresses_that_stay() {
+        let port = free_port();
+        let (first, unused) = bind_all("127.0.0.1", port, 16, Vec::new()).expect("bind");
+        assert!(unused.is_empty());
+        assert_eq!(first.len(), 1);
+        let fd = first[0].sock.as_raw_fd();
+        // The same address again: the socket is reused, not bound twice.
+        let (again, unused) = bind_all("127.0.0.1", port, 16, first).expect("rebind");
+        assert!(unused.is_empty());
+        assert_eq!(again[0].sock.as_raw_fd(), fd);
+        // A taken address fails the call and hands every socket back.
+        let taken = std::net::TcpListener::bind("127.0.0.2:0").expect("bind");
+        let taken_port = taken.local_addr().expect("addr").port();
+        let back = bind_all("127.0.0.2", taken_port, 16, again).expect_err("taken");
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].sock.as_raw_fd(), fd);
+        // Another port: a new socket, and the old one is handed back unused.
+        let (moved, unused) = bind_all("127.0.0.1", free_port(), 16, back).expect("move");
+        assert_eq!(moved.len(), 1);
+        assert_eq!(unused.len(), 1);
+        // Port 0 listens nowhere.
+        let (none, unused) = bind_all("127.0.0.1", 0, 16, moved).expect("port 0");
+        assert!(none.is_empty());
+        assert_eq!(unused.len(), 1);
+    }
+
+    #[test]
+    fn a_second_listener_on_a_bound_address_is_refused() {
+        let port = free_port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+        let _first = bind(addr, 16).expect("first");
+        let (text, e) = bind(addr, 16).expect_err("second");
+        assert_eq!(e.raw_os_error(), Some(libc::EADDRINUSE));
+        assert_eq!(text, "bind: Address already in use");
+    }
 }
