@@ -423,32 +423,38 @@ fn refuse(stream: &TcpStream, msg: &[u8]) {
 }
 
 async fn serve(engine: Arc<Engine>, stream: std::net::TcpStream, mut session: Session) {
-    match TcpStream::from_std(stream) {
-        Ok(stream) => {
-            let _ = stream.set_nodelay(true);
-            let keepalive = engine.config.get_i64("tcp-keepalive");
-            if keepalive > 0 {
-                let ka = socket2::TcpKeepalive::new()
-                    .with_time(std::time::Duration::from_secs(keepalive as u64));
-                let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
-            }
-            session
-                .handle
-                .fd
-                .store(stream.as_raw_fd(), Ordering::Relaxed);
-            // CLIENT KILL, SHUTDOWN and the clients cron wake the connection
-            // through this; it holds no descriptor.
-            let wake = Arc::new(Notify::new());
-            let w = wake.clone();
-            *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
-            if !session.handle.is_killed() {
-                let _ = connection_loop(&engine, &mut session, stream, &wake).await;
-            }
-            *session.handle.waker.lock() = None;
+    let mut stream = match TcpStream::from_std(stream) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::warn!("cannot set up connection from {}: {e}", session.handle.addr);
+            engine.disconnect(&mut session);
+            return;
         }
-        Err(e) => crate::warn!("cannot set up connection from {}: {e}", session.handle.addr),
+    };
+    let _ = stream.set_nodelay(true);
+    let keepalive = engine.config.get_i64("tcp-keepalive");
+    if keepalive > 0 {
+        let ka = socket2::TcpKeepalive::new()
+            .with_time(std::time::Duration::from_secs(keepalive as u64));
+        let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
     }
+    session
+        .handle
+        .fd
+        .store(stream.as_raw_fd(), Ordering::Relaxed);
+    // CLIENT KILL, SHUTDOWN and the clients cron wake the connection through
+    // this; it holds no descriptor.
+    let wake = Arc::new(Notify::new());
+    let w = wake.clone();
+    *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
+    if !session.handle.is_killed() {
+        let _ = connection_loop(&engine, &mut session, &mut stream, &wake).await;
+    }
+    *session.handle.waker.lock() = None;
+    // Gone from CLIENT LIST before the client sees the close, as in Redis,
+    // where freeing a client does both at once.
     engine.disconnect(&mut session);
+    drop(stream);
 }
 
 /// What a wait for the client ended with.
@@ -613,7 +619,7 @@ pub fn clients_cron(engine: &Engine) {
 async fn connection_loop(
     engine: &Engine,
     session: &mut Session,
-    mut stream: TcpStream,
+    stream: &mut TcpStream,
     wake: &Notify,
 ) -> std::io::Result<()> {
     let handle = session.handle.clone();
@@ -625,7 +631,7 @@ async fn connection_loop(
     let mut progress: Option<Progress> = None;
     let mut pending = Pending::default();
     loop {
-        let n = match read_some(engine, &handle, &mut stream, &mut rbuf, wake).await? {
+        let n = match read_some(engine, &handle, stream, &mut rbuf, wake).await? {
             Wait::Read(n) => n,
             Wait::Closed => return Ok(()),
             Wait::Woken => {
@@ -660,17 +666,14 @@ async fn connection_loop(
             if matches!(step, Step::Close) && exiting(engine, &handle) {
                 return Ok(());
             }
-            if !wbuf.is_empty()
-                && !write_replies(engine, &handle, &mut stream, &mut wbuf, wake).await?
-            {
+            if !wbuf.is_empty() && !write_replies(engine, &handle, stream, &mut wbuf, wake).await? {
                 return Ok(());
             }
             match step {
                 Step::Close => return Ok(()),
                 Step::Continue => break,
                 Step::Blocked => {
-                    let Some(reply) =
-                        wait_blocked(engine, session, &mut stream, &mut rbuf, wake).await
+                    let Some(reply) = wait_blocked(engine, session, stream, &mut rbuf, wake).await
                     else {
                         return Ok(());
                     };
