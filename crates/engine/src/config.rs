@@ -48,8 +48,8 @@ const MB: i64 = 1024 * 1024;
 
 /// Every directive Keel understands. Anything else in a config file stops start-up.
 pub static DIRECTIVES: &[Directive] = &[
-    d("bind", "127.0.0.1", Kind::Words, false),
-    d("port", "6379", Kind::Int { min: 0, max: 65535 }, false),
+    d("bind", "127.0.0.1", Kind::Words, true),
+    d("port", "6379", Kind::Int { min: 0, max: 65535 }, true),
     d("threads", "0", Kind::Int { min: 0, max: 1024 }, false),
     d("dir", ".", Kind::Str, true),
     d(
@@ -602,7 +602,9 @@ mod tests {
         c.set("proto-max-bulk-len", &["2mb"], false)
             .expect("test value");
         assert_eq!(c.proto_max_bulk_len(), 2 * 1024 * 1024);
-        assert_eq!(c.set("port", &["1"], false), Err(ConfigError::Immutable));
+        assert_eq!(c.set("threads", &["1"], false), Err(ConfigError::Immutable));
+        c.set("port", &["1"], false)
+            .expect("port changes at run time");
         assert_eq!(
             c.set("maxclients", &["x"], false),
             Err(ConfigError::NotInteger)

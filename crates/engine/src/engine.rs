@@ -19,6 +19,17 @@ pub trait EffectSink: Send + Sync {
     fn append(&self, db: usize, argv: &[Bytes]);
 }
 
+/// What the network layer lets CONFIG SET change at run time. The engine opens
+/// no sockets; the server installs this once its listeners are up.
+pub trait NetControl: Send + Sync {
+    /// Listen on the `bind` addresses at `port` instead (`port` 0: on none).
+    /// On failure the current listeners stay and the reason is returned.
+    fn rebind(&self, bind: &str, port: u16) -> Result<(), String>;
+    /// Make room for `maxclients` descriptors; on failure, the most clients
+    /// the process can serve.
+    fn fit_maxclients(&self, maxclients: u64) -> Result<(), u64>;
+}
+
 /// Random numbers, injected like time so tests can be exact.
 pub trait Rng: Send + Sync {
     fn next_u64(&self) -> u64;
@@ -70,6 +81,8 @@ pub struct Engine {
     pub used_memory: fn() -> u64,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: crate::blocking::Blocking,
+    /// Installed by the server: rebinding listeners, the descriptor limit.
+    pub net: std::sync::OnceLock<Arc<dyn NetControl>>,
 }
 
 pub struct EngineBuilder {
@@ -134,6 +147,7 @@ impl EngineBuilder {
             config_file: self.config_file,
             used_memory: self.used_memory,
             blocking: crate::blocking::Blocking::default(),
+            net: std::sync::OnceLock::new(),
         }
     }
 }

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use keel_resp::Protocol;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What other connections can see of, and do to, one client.
@@ -30,8 +30,74 @@ pub struct ClientHandle {
     pub no_touch: AtomicBool,
     /// Commands queued since MULTI, for CLIENT LIST `multi=`.
     pub multi_queued: AtomicUsize,
-    /// Installed by the network layer: closes the socket so a blocked read wakes.
-    pub closer: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// Installed by the network layer: wakes the connection task, which then
+    /// looks at `killed` and `shrink`.
+    pub waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// The socket's descriptor, for CLIENT LIST `fd=`; -1 without one.
+    pub fd: AtomicI32,
+    /// What the connection's buffers hold, published by the connection.
+    pub bufs: BufferStats,
+    /// Set by the clients cron: give back buffer space this client is not using.
+    pub shrink: AtomicBool,
+}
+
+/// A connection's buffer sizes as its task last published them, for CLIENT
+/// LIST, INFO memory and the clients cron. Written by that task only.
+#[derive(Default)]
+pub struct BufferStats {
+    /// Bytes in the query buffer (received, not yet consumed).
+    pub qbuf: AtomicUsize,
+    /// Space the query buffer holds, used or free.
+    pub qbuf_cap: AtomicUsize,
+    /// The most `qbuf` held since the clients cron last looked.
+    pub qbuf_peak: AtomicUsize,
+    /// Reply bytes waiting for the socket.
+    pub out_pending: AtomicUsize,
+    /// Space the reply buffer holds.
+    pub out_cap: AtomicUsize,
+    /// The most reply bytes one batch produced since the clients cron last looked.
+    pub out_peak: AtomicUsize,
+}
+
+impl BufferStats {
+    fn get(v: &AtomicUsize) -> usize {
+        v.load(Ordering::Relaxed)
+    }
+
+    /// Store `n` as the connection's task does: plain load and store, no
+    /// read-modify-write, since it is the only writer.
+    pub fn set(v: &AtomicUsize, n: usize) {
+        if v.load(Ordering::Relaxed) != n {
+            v.store(n, Ordering::Relaxed);
+        }
+    }
+
+    pub fn raise(v: &AtomicUsize, n: usize) {
+        if v.load(Ordering::Relaxed) < n {
+            v.store(n, Ordering::Relaxed);
+        }
+    }
+
+    pub fn qbuf(&self) -> usize {
+        Self::get(&self.qbuf)
+    }
+
+    pub fn qbuf_free(&self) -> usize {
+        Self::get(&self.qbuf_cap).saturating_sub(self.qbuf())
+    }
+
+    pub fn out_pending(&self) -> usize {
+        Self::get(&self.out_pending)
+    }
+
+    pub fn out_cap(&self) -> usize {
+        Self::get(&self.out_cap)
+    }
+
+    /// Bytes the buffers hold, used or not.
+    pub fn held(&self) -> usize {
+        Self::get(&self.qbuf_cap).max(self.qbuf()) + self.out_cap()
+    }
 }
 
 impl ClientHandle {
@@ -54,15 +120,23 @@ impl ClientHandle {
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             multi_queued: AtomicUsize::new(0),
-            closer: Mutex::new(None),
+            waker: Mutex::new(None),
+            fd: AtomicI32::new(-1),
+            bufs: BufferStats::default(),
+            shrink: AtomicBool::new(false),
         }
     }
 
     /// Ask the connection to close (CLIENT KILL, SHUTDOWN).
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
-        if let Some(close) = self.closer.lock().as_ref() {
-            close();
+        self.wake();
+    }
+
+    /// Wake the connection task wherever it waits (reading, writing, blocked).
+    pub fn wake(&self) {
+        if let Some(wake) = self.waker.lock().as_ref() {
+            wake();
         }
     }
 

@@ -2,6 +2,7 @@
 //! signal or SHUTDOWN, then exit cleanly.
 
 mod alloc;
+mod fdlimit;
 mod log;
 mod net;
 mod startup;
@@ -9,7 +10,6 @@ mod startup;
 use keel_engine::config::Config;
 use keel_engine::expire::{active_expire_cycle, cycle_budget, ExpireCursor};
 use keel_engine::{Engine, EngineBuilder};
-use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -94,12 +94,9 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     };
     let port = config.get_i64("port") as u16;
     let backlog = config.get_i64("tcp-backlog") as i32;
-    let binds: Vec<IpAddr> = config
-        .get("bind")
-        .split_whitespace()
-        .map(|b| b.trim_start_matches('-').parse::<IpAddr>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| anyhow::anyhow!("invalid bind address: {e}"))?;
+    let bind = config.get("bind");
+    let reserved_fds = fdlimit::reserved_fds(threads, bind.split_whitespace().count());
+    fit_maxclients(&config, reserved_fds);
     let pidfile = config.get("pidfile");
 
     let mut builder = EngineBuilder {
@@ -112,26 +109,9 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     builder.shard_bits = 6;
     let engine = Arc::new(builder.build());
 
-    // Bind every listener before announcing readiness; with port 0 the first bind
-    // picks the port and the others share it.
-    let mut listeners: Vec<Vec<std::net::TcpListener>> = (0..threads).map(|_| Vec::new()).collect();
-    let mut actual_port = port;
-    for ip in &binds {
-        for per_thread in listeners.iter_mut() {
-            let l = net::bind(SocketAddr::new(*ip, actual_port), backlog).map_err(|e| {
-                anyhow::anyhow!(
-                    "Could not create server TCP listening socket {ip}:{actual_port}: {e}"
-                )
-            })?;
-            if actual_port == 0 {
-                actual_port = l.local_addr()?.port();
-            }
-            per_thread.push(l);
-        }
-    }
-    engine
-        .tcp_port
-        .store(u64::from(actual_port), Ordering::Relaxed);
+    // Bind every listener before announcing readiness.
+    let bound = listen_or_exit(&bind, port, backlog);
+    engine.tcp_port.store(u64::from(port), Ordering::Relaxed);
     if !pidfile.is_empty() {
         std::fs::write(&pidfile, format!("{}\n", std::process::id()))?;
     }
@@ -150,22 +130,18 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         std::process::id()
     );
     let mut workers = Vec::new();
-    for (i, ls) in listeners.into_iter().enumerate() {
+    let mut links = Vec::new();
+    for i in 0..threads {
+        let (link, inbox) = net::worker_channel();
+        links.push(link);
         let engine = engine.clone();
         let stop = stop.clone();
         workers.push(
             std::thread::Builder::new()
                 .name(format!("keel-worker-{i}"))
                 .spawn(move || {
-                    let rt = match tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    {
-                        Ok(rt) => rt,
-                        Err(e) => {
-                            warn!("worker {i} failed to start: {e}");
-                            return;
-                        }
+                    let Some(rt) = thread_runtime(&format!("worker {i}")) else {
+                        return;
                     };
                     rt.block_on(async move {
                         tokio::spawn(async {
@@ -176,22 +152,13 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
                                 alloc::collect_thread();
                             }
                         });
-                        let mut tasks = Vec::new();
-                        for l in ls {
-                            tasks.push(tokio::spawn(net::accept_loop(
-                                engine.clone(),
-                                l,
-                                stop.clone(),
-                            )));
-                        }
-                        for t in tasks {
-                            let _ = t.await;
-                        }
+                        net::worker_loop(engine, inbox, stop).await;
                     });
                 })?,
         );
     }
-    info!("Ready to accept connections tcp on port {actual_port}");
+    spawn_acceptor(&engine, bound, links, backlog, reserved_fds, &stop)?;
+    info!("Ready to accept connections tcp on port {port}");
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -202,6 +169,73 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     }
     pidfile_cleanup(&pidfile);
     info!("Keel is now ready to exit, bye bye...");
+    Ok(())
+}
+
+/// Raise the descriptor limit for `maxclients`, or lower `maxclients` to
+/// what the limit allows, before any client connects.
+fn fit_maxclients(config: &Config, reserved_fds: u64) {
+    let want = config.maxclients().max(1) as u64;
+    let fit = fdlimit::adjust(want, reserved_fds);
+    if fit < want {
+        let _ = config.set("maxclients", &[&fit.to_string()], true);
+    }
+}
+
+/// Bind every `bind` address at `port`, or exit as Redis does when one is
+/// taken (by any process, another Keel included) or nothing would listen.
+fn listen_or_exit(bind: &str, port: u16, backlog: i32) -> Vec<net::Bound> {
+    match net::bind_all(bind, port, backlog, Vec::new()) {
+        Ok((bound, _)) if !bound.is_empty() => bound,
+        Ok(_) => {
+            warn!("Configured to not listen anywhere, exiting.");
+            std::process::exit(1);
+        }
+        Err(_) => {
+            warn!("Failed listening on port {port} (TCP), aborting.");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// A worker's or the acceptor's runtime: sockets and timers, no signals (the
+/// main thread takes those), so each costs two descriptors, not four.
+fn thread_runtime(what: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            warn!("{what} failed to start: {e}");
+            None
+        }
+    }
+}
+
+/// The acceptor thread: it alone accepts, then hands connections to the
+/// workers; CONFIG SET reaches it through the engine's `net` handle.
+fn spawn_acceptor(
+    engine: &Arc<Engine>,
+    bound: Vec<net::Bound>,
+    links: Vec<net::WorkerLink>,
+    backlog: i32,
+    reserved_fds: u64,
+    stop: &Arc<tokio::sync::Notify>,
+) -> std::io::Result<()> {
+    let (handle, ctl) = net::NetHandle::new(reserved_fds);
+    let _ = engine.net.set(Arc::new(handle));
+    let engine = engine.clone();
+    let stop = stop.clone();
+    std::thread::Builder::new()
+        .name("keel-accept".into())
+        .spawn(move || {
+            let Some(rt) = thread_runtime("acceptor") else {
+                return;
+            };
+            rt.block_on(net::accept_loop(engine, bound, links, ctl, backlog, stop));
+        })?;
     Ok(())
 }
 
@@ -222,12 +256,17 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
         return;
     };
     let mut cursor = ExpireCursor::default();
+    let mut clients_looked = std::time::Instant::now();
     loop {
         let hz = engine.config.get_i64("hz").clamp(1, 500) as u64;
         let tick = tokio::time::sleep(std::time::Duration::from_millis(1000 / hz));
         tokio::select! {
             _ = tick => {
                 keel_engine::commands::server::cron_sample(&engine);
+                if clients_looked.elapsed() >= std::time::Duration::from_secs(1) {
+                    clients_looked = std::time::Instant::now();
+                    net::clients_cron(&engine);
+                }
                 let e = engine.clone();
                 let budget = cycle_budget(&e);
                 // The cycle takes shard locks; run it off the async thread.

@@ -1,91 +1,435 @@
-//! The network layer: one listener per worker thread (SO_REUSEPORT spreads new
-//! connections across them) and the connection loop.
+//! The network layer: the listening sockets, the acceptor that hands each new
+//! connection to a worker thread, and the connection loop.
+//!
+//! A listening socket is bound once, without `SO_REUSEPORT`, so no other
+//! socket, in this process or another, can bind the same address while Keel
+//! listens. One acceptor thread accepts on all of them, admits or refuses the
+//! client (`maxclients`), and hands the socket to the least loaded worker.
 //!
 //! A connection reads whatever has arrived, runs every complete command in the
 //! buffer through `Engine::execute`, and writes all the replies with one write.
-//! Nothing here interprets commands.
+//! It owns one descriptor; CLIENT KILL, SHUTDOWN and the clients cron reach it
+//! through a wake-up it selects on only while it waits. Nothing here
+//! interprets commands.
 
 use bytes::{Bytes, BytesMut};
 use keel_engine::blocking::BlockWait;
-use keel_engine::{Engine, Session};
+use keel_engine::session::BufferStats;
+use keel_engine::{ClientHandle, Engine, Session};
 use keel_resp::{encode, parse_request_resuming, Frame, Progress, Request, RequestLimits};
 use std::collections::VecDeque;
-use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Notify};
 
 const READ_CHUNK: usize = 16 * 1024;
+/// A query buffer is trimmed only when it wastes more than this (Redis's figure).
+const QBUF_WASTE_BYTES: usize = 4 * 1024;
+/// Above this a query buffer is trimmed when twice its recent peak (Redis's
+/// PROTO_RESIZE_THRESHOLD).
+const QBUF_RESIZE_BYTES: usize = 32 * 1024;
+/// Seconds without a command after which a client gives back its buffers.
+const IDLE_SHRINK_S: u64 = 2;
 
-/// Bind a listening socket that other threads can bind too (SO_REUSEPORT).
-pub fn bind(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
+/// One address of the `bind` directive: `*` is every IPv4 address, `::*`
+/// every IPv6 one, and a leading `-` makes the address optional (skipped when
+/// the host does not have it), as in Redis.
+fn bind_target(word: &str, port: u16) -> Result<(SocketAddr, bool), String> {
+    let optional = word.starts_with('-');
+    let host = word.trim_start_matches('-');
+    let ip = match host {
+        "*" => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        "::*" => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        _ => match host.parse::<IpAddr>() {
+            Ok(ip) => ip,
+            // A name, resolved as Redis does: IPv6 when it has a colon.
+            Err(_) => (host, port)
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut a| a.find(|a| a.is_ipv6() == host.contains(':')))
+                .map(|a| a.ip())
+                .ok_or_else(|| format!("{host}:{port}: Name or service not known"))?,
+        },
+    };
+    Ok((SocketAddr::new(ip, port), optional))
+}
+
+/// An OS error as Redis prints it: the message without Rust's "(os error N)".
+fn os_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Bind one listening socket. `SO_REUSEADDR` lets a restarted server bind at
+/// once past connections in TIME_WAIT; there is deliberately no
+/// `SO_REUSEPORT`, which would let a second server share the port.
+pub fn bind(
+    addr: SocketAddr,
+    backlog: i32,
+) -> Result<std::net::TcpListener, (String, std::io::Error)> {
     let domain = if addr.is_ipv4() {
         socket2::Domain::IPV4
     } else {
         socket2::Domain::IPV6
     };
-    let sock = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
-    sock.set_reuse_address(true)?;
-    sock.set_reuse_port(true)?;
+    let step = |what: &str| {
+        let what = what.to_string();
+        move |e: std::io::Error| (format!("{what}: {}", os_text(&e)), e)
+    };
+    let sock = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))
+        .map_err(step("socket"))?;
+    sock.set_reuse_address(true)
+        .map_err(step("setsockopt SO_REUSEADDR"))?;
     if addr.is_ipv6() {
-        sock.set_only_v6(true)?;
+        sock.set_only_v6(true).map_err(step("setsockopt"))?;
     }
-    sock.set_nonblocking(true)?;
-    sock.bind(&addr.into())?;
-    sock.listen(backlog.max(1))?;
+    sock.set_nonblocking(true).map_err(step("fcntl"))?;
+    sock.bind(&addr.into()).map_err(step("bind"))?;
+    sock.listen(backlog.max(1)).map_err(step("listen"))?;
     Ok(sock.into())
 }
 
-/// Accept connections until shutdown, serving each on this thread.
+/// A bound listening socket and the address it was asked for.
+#[derive(Debug)]
+pub struct Bound {
+    addr: SocketAddr,
+    sock: std::net::TcpListener,
+}
+
+/// Bind every `bind` address at `port`, reusing the sockets of `keep` that
+/// already listen on one of them. Each failure is logged as Redis logs it; an
+/// address the host lacks or whose protocol it lacks is skipped, any other
+/// failure fails the whole call (`keep`'s unused sockets are handed back).
+/// Port 0 listens nowhere.
+pub fn bind_all(
+    words: &str,
+    port: u16,
+    backlog: i32,
+    keep: Vec<Bound>,
+) -> Result<(Vec<Bound>, Vec<Bound>), Vec<Bound>> {
+    let mut keep = keep;
+    let mut out: Vec<Bound> = Vec::new();
+    let give_back = |mut keep: Vec<Bound>, out: Vec<Bound>| {
+        keep.extend(out);
+        keep
+    };
+    if port == 0 {
+        return Ok((out, keep));
+    }
+    for word in words.split_whitespace() {
+        let (addr, optional) = match bind_target(word, port) {
+            Ok(t) => t,
+            Err(e) => {
+                crate::warn!("Warning: Could not create server TCP listening socket {e}");
+                return Err(give_back(keep, out));
+            }
+        };
+        if let Some(i) = keep.iter().position(|b| b.addr == addr) {
+            out.push(keep.swap_remove(i));
+            continue;
+        }
+        match bind(addr, backlog) {
+            Ok(sock) => out.push(Bound { addr, sock }),
+            Err((text, e)) => {
+                let host = word.trim_start_matches('-');
+                crate::warn!(
+                    "Warning: Could not create server TCP listening socket {host}:{port}: {text}"
+                );
+                let code = e.raw_os_error().unwrap_or(0);
+                let absent = code == libc::EADDRNOTAVAIL;
+                let unsupported = [
+                    libc::ENOPROTOOPT,
+                    libc::EPROTONOSUPPORT,
+                    libc::ESOCKTNOSUPPORT,
+                    libc::EPFNOSUPPORT,
+                    libc::EAFNOSUPPORT,
+                ]
+                .contains(&code);
+                if (absent && optional) || unsupported {
+                    continue;
+                }
+                return Err(give_back(keep, out));
+            }
+        }
+    }
+    Ok((out, keep))
+}
+
+/// A connection on its way from the acceptor to a worker: the socket and the
+/// client already registered for it.
+pub struct Incoming {
+    stream: std::net::TcpStream,
+    session: Session,
+}
+
+/// The acceptor's side of one worker thread.
+pub struct WorkerLink {
+    tx: mpsc::UnboundedSender<Incoming>,
+    /// Connections the worker serves now.
+    load: Arc<AtomicUsize>,
+}
+
+/// A worker's side: where its connections arrive.
+pub struct WorkerInbox {
+    rx: mpsc::UnboundedReceiver<Incoming>,
+    load: Arc<AtomicUsize>,
+}
+
+pub fn worker_channel() -> (WorkerLink, WorkerInbox) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let load = Arc::new(AtomicUsize::new(0));
+    (
+        WorkerLink {
+            tx,
+            load: load.clone(),
+        },
+        WorkerInbox { rx, load },
+    )
+}
+
+/// Serve the connections the acceptor hands this worker, until shutdown.
+pub async fn worker_loop(engine: Arc<Engine>, inbox: WorkerInbox, stop: Arc<Notify>) {
+    let WorkerInbox { mut rx, load } = inbox;
+    loop {
+        let incoming = tokio::select! {
+            i = rx.recv() => match i {
+                Some(i) => i,
+                None => return,
+            },
+            _ = stop.notified() => return,
+        };
+        let engine = engine.clone();
+        let load = load.clone();
+        tokio::spawn(async move {
+            serve(engine, incoming.stream, incoming.session).await;
+            load.fetch_sub(1, Ordering::Relaxed);
+        });
+    }
+}
+
+/// Requests to the acceptor thread.
+enum Control {
+    /// CONFIG SET bind/port: listen there instead; report whether it worked.
+    Rebind {
+        bind: String,
+        port: u16,
+        done: std::sync::mpsc::SyncSender<Result<(), String>>,
+    },
+}
+
+/// The engine's handle on the network layer (CONFIG SET bind, port, maxclients).
+pub struct NetHandle {
+    ctl: mpsc::UnboundedSender<Control>,
+    reserved_fds: u64,
+}
+
+impl NetHandle {
+    pub fn new(reserved_fds: u64) -> (NetHandle, ControlInbox) {
+        let (ctl, rx) = mpsc::unbounded_channel();
+        (NetHandle { ctl, reserved_fds }, ControlInbox(rx))
+    }
+}
+
+pub struct ControlInbox(mpsc::UnboundedReceiver<Control>);
+
+impl keel_engine::engine::NetControl for NetHandle {
+    fn rebind(&self, bind: &str, port: u16) -> Result<(), String> {
+        let (done, result) = std::sync::mpsc::sync_channel(1);
+        let req = Control::Rebind {
+            bind: bind.to_string(),
+            port,
+            done,
+        };
+        if self.ctl.send(req).is_err() {
+            return Err("the acceptor is not running".into());
+        }
+        result
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| Err("the acceptor did not answer".into()))
+    }
+
+    fn fit_maxclients(&self, maxclients: u64) -> Result<(), u64> {
+        let fit = crate::fdlimit::adjust(maxclients, self.reserved_fds);
+        if fit >= maxclients {
+            Ok(())
+        } else {
+            Err(fit)
+        }
+    }
+}
+
+/// An `accept` failure log line at most this often: a process out of
+/// descriptors fails every accept, and each would otherwise log.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(1);
+
+/// The acceptor thread's loop: accept on every listener, refuse clients past
+/// `maxclients`, hand the rest to the least loaded worker, and rebind when
+/// CONFIG SET asks.
 pub async fn accept_loop(
     engine: Arc<Engine>,
-    listener: std::net::TcpListener,
-    stop: Arc<tokio::sync::Notify>,
+    bound: Vec<Bound>,
+    workers: Vec<WorkerLink>,
+    ctl: ControlInbox,
+    backlog: i32,
+    stop: Arc<Notify>,
 ) {
-    let listener = match TcpListener::from_std(listener) {
-        Ok(l) => l,
-        Err(e) => {
-            crate::warn!("cannot register listener: {e}");
-            return;
-        }
-    };
+    let mut ctl = ctl.0;
+    let mut listeners = register(bound);
+    let mut next = 0usize;
+    let mut last_log: Option<Instant> = None;
     loop {
         let accepted = tokio::select! {
-            r = listener.accept() => r,
+            r = accept_any(&listeners, &mut next) => r,
+            Some(req) = ctl.recv() => {
+                let Control::Rebind { bind, port, done } = req;
+                let (result, now) = rebind(std::mem::take(&mut listeners), &bind, port, backlog);
+                listeners = now;
+                let _ = done.send(result);
+                continue;
+            }
             _ = stop.notified() => return,
         };
         let (stream, peer) = match accepted {
             Ok(x) => x,
             Err(e) => {
-                crate::warn!("accept failed: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                if last_log.is_none_or(|t| t.elapsed() >= ACCEPT_LOG_EVERY) {
+                    crate::warn!("Accepting client connection: accept: {}", os_text(&e));
+                    last_log = Some(Instant::now());
+                }
+                if is_out_of_resources(&e) {
+                    // Nothing can be accepted until a descriptor frees up; the
+                    // pending connections wait in the backlog meanwhile.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
                 continue;
             }
         };
         if engine.shutdown_requested.load(Ordering::Relaxed) {
             return;
         }
-        let engine = engine.clone();
-        tokio::spawn(async move {
-            serve(engine, stream, peer).await;
-        });
+        admit(&engine, stream, peer, &workers);
     }
 }
 
-async fn refuse(mut stream: TcpStream, msg: &[u8]) {
-    let _ = stream.write_all(msg).await;
-    let _ = stream.shutdown().await;
+fn is_out_of_resources(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
 }
 
-async fn serve(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) {
+fn register(bound: Vec<Bound>) -> Vec<(SocketAddr, TcpListener)> {
+    bound
+        .into_iter()
+        .filter_map(|b| match TcpListener::from_std(b.sock) {
+            Ok(l) => Some((b.addr, l)),
+            Err(e) => {
+                crate::warn!("cannot register listener {}: {e}", b.addr);
+                None
+            }
+        })
+        .collect()
+}
+
+/// Accept on whichever listener has a connection, starting from a different
+/// one each time so none starves.
+async fn accept_any(
+    listeners: &[(SocketAddr, TcpListener)],
+    next: &mut usize,
+) -> std::io::Result<(TcpStream, SocketAddr)> {
+    std::future::poll_fn(|cx| {
+        let n = listeners.len();
+        for k in 0..n {
+            let i = (*next + k) % n;
+            if let Poll::Ready(r) = listeners[i].1.poll_accept(cx) {
+                *next = i + 1;
+                return Poll::Ready(r);
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Replace the listeners by those of `bind` at `port`, keeping the sockets of
+/// addresses that stay. On failure the old listeners all stay.
+fn rebind(
+    old: Vec<(SocketAddr, TcpListener)>,
+    bind: &str,
+    port: u16,
+    backlog: i32,
+) -> (Result<(), String>, Vec<(SocketAddr, TcpListener)>) {
+    // Back to std sockets to share `bind_all` with start-up; a socket that
+    // cannot make the trip is simply closed.
+    let keep: Vec<Bound> = old
+        .into_iter()
+        .filter_map(|(addr, l)| l.into_std().ok().map(|sock| Bound { addr, sock }))
+        .collect();
+    match bind_all(bind, port, backlog, keep) {
+        Ok((now, unused)) => {
+            drop(unused);
+            (Ok(()), register(now))
+        }
+        Err(keep) => (Err("bind failed".into()), register(keep)),
+    }
+}
+
+/// Register the client for a new connection and pass it to a worker, or
+/// refuse it at once when `maxclients` are connected.
+fn admit(engine: &Engine, stream: TcpStream, peer: SocketAddr, workers: &[WorkerLink]) {
     let local = stream
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    let Some(mut session) = engine.try_connect(peer.to_string(), local) else {
-        refuse(stream, b"-ERR max number of clients reached\r\n").await;
+    let Some(session) = engine.try_connect(peer.to_string(), local) else {
+        refuse(&stream, b"-ERR max number of clients reached\r\n");
         return;
+    };
+    let Some(worker) = workers
+        .iter()
+        .min_by_key(|w| w.load.load(Ordering::Relaxed))
+    else {
+        return;
+    };
+    let stream = match stream.into_std() {
+        Ok(s) => s,
+        Err(e) => {
+            crate::warn!("cannot hand over connection from {peer}: {e}");
+            let mut session = session;
+            engine.disconnect(&mut session);
+            return;
+        }
+    };
+    worker.load.fetch_add(1, Ordering::Relaxed);
+    if let Err(mpsc::error::SendError(mut lost)) = worker.tx.send(Incoming { stream, session }) {
+        worker.load.fetch_sub(1, Ordering::Relaxed);
+        engine.disconnect(&mut lost.session);
+    }
+}
+
+/// Best effort, as Redis: a fresh socket takes a short error without blocking,
+/// and the socket closes when dropped.
+fn refuse(stream: &TcpStream, msg: &[u8]) {
+    let _ = stream.try_write(msg);
+}
+
+async fn serve(engine: Arc<Engine>, stream: std::net::TcpStream, mut session: Session) {
+    let mut stream = match TcpStream::from_std(stream) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::warn!("cannot set up connection from {}: {e}", session.handle.addr);
+            engine.disconnect(&mut session);
+            return;
+        }
     };
     let _ = stream.set_nodelay(true);
     let keepalive = engine.config.get_i64("tcp-keepalive");
@@ -94,53 +438,217 @@ async fn serve(engine: Arc<Engine>, stream: TcpStream, peer: SocketAddr) {
             .with_time(std::time::Duration::from_secs(keepalive as u64));
         let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
     }
-    // A duplicate of the socket lets CLIENT KILL and SHUTDOWN close it from
-    // another thread, waking the blocked read with no cost on the request path.
-    let (stream, closer) = match stream.into_std().and_then(|s| {
-        let dup = s.try_clone()?;
-        Ok((TcpStream::from_std(s)?, dup))
-    }) {
-        Ok(x) => x,
-        Err(e) => {
-            crate::warn!("cannot set up connection from {peer}: {e}");
-            engine.disconnect(&mut session);
-            return;
+    session
+        .handle
+        .fd
+        .store(stream.as_raw_fd(), Ordering::Relaxed);
+    // CLIENT KILL, SHUTDOWN and the clients cron wake the connection through
+    // this; it holds no descriptor.
+    let wake = Arc::new(Notify::new());
+    let w = wake.clone();
+    *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
+    if !session.handle.is_killed() {
+        let _ = connection_loop(&engine, &mut session, &mut stream, &wake).await;
+    }
+    *session.handle.waker.lock() = None;
+    // Gone from CLIENT LIST before the client sees the close, as in Redis,
+    // where freeing a client does both at once.
+    engine.disconnect(&mut session);
+    drop(stream);
+}
+
+/// What a wait for the client ended with.
+enum Wait {
+    /// This many bytes arrived.
+    Read(usize),
+    /// The client closed, or stayed idle past `timeout`.
+    Closed,
+    /// Someone woke the connection (kill, clients cron).
+    Woken,
+}
+
+/// Wait for bytes from the client and read them into `rbuf`. A buffer given
+/// back while idle is taken again only once bytes are there to read.
+async fn read_some(
+    engine: &Engine,
+    handle: &ClientHandle,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+    wake: &Notify,
+) -> std::io::Result<Wait> {
+    let idle_timeout = engine.config.idle_timeout_s();
+    let wait = async {
+        if rbuf.capacity() == 0 {
+            tokio::select! {
+                biased;
+                r = stream.readable() => r?,
+                _ = wake.notified() => return Ok(Wait::Woken),
+            }
+        }
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+            BufferStats::set(&handle.bufs.qbuf_cap, rbuf.capacity());
+        }
+        tokio::select! {
+            biased;
+            r = stream.read_buf(rbuf) => match r? {
+                0 => Ok(Wait::Closed),
+                n => Ok(Wait::Read(n)),
+            },
+            _ = wake.notified() => Ok(Wait::Woken),
         }
     };
-    *session.handle.closer.lock() = Some(Box::new(move || {
-        let _ = closer.shutdown(std::net::Shutdown::Both);
-    }));
-    let _ = connection_loop(&engine, &mut session, stream).await;
-    engine.disconnect(&mut session);
+    if idle_timeout <= 0 {
+        return wait.await;
+    }
+    // Idle time counts from the last command, not from this wait.
+    let idle_ms = engine
+        .now_ms()
+        .saturating_sub(handle.last_interaction_ms.load(Ordering::Relaxed));
+    let left = (idle_timeout as u64 * 1000).saturating_sub(idle_ms);
+    match tokio::time::timeout(Duration::from_millis(left), wait).await {
+        Ok(r) => r,
+        Err(_) => Ok(Wait::Closed),
+    }
+}
+
+/// Write all of `wbuf`, then empty it. Returns false when the client was
+/// killed while its replies waited for the socket.
+async fn write_replies(
+    engine: &Engine,
+    handle: &ClientHandle,
+    stream: &mut TcpStream,
+    wbuf: &mut BytesMut,
+    wake: &Notify,
+) -> std::io::Result<bool> {
+    engine
+        .stats
+        .net_output_bytes
+        .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
+    let bufs = &handle.bufs;
+    BufferStats::raise(&bufs.out_peak, wbuf.len());
+    let mut done = 0;
+    while done < wbuf.len() {
+        // Only a reply the socket cannot take at once waits here, and only
+        // then does CLIENT LIST see it pending.
+        match stream.try_write(&wbuf[done..]) {
+            Ok(n) => {
+                done += n;
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        BufferStats::set(&bufs.out_pending, wbuf.len() - done);
+        BufferStats::set(&bufs.out_cap, wbuf.capacity());
+        tokio::select! {
+            biased;
+            r = stream.writable() => r?,
+            _ = wake.notified() => {
+                if handle.is_killed() {
+                    return Ok(false);
+                }
+            }
+        }
+    }
+    wbuf.clear();
+    if wbuf.capacity() > 4 * 1024 * 1024 {
+        *wbuf = BytesMut::with_capacity(READ_CHUNK);
+    }
+    BufferStats::set(&bufs.out_pending, 0);
+    BufferStats::set(&bufs.out_cap, wbuf.capacity());
+    Ok(true)
+}
+
+/// SHUTDOWN closed this client on its way out: like Redis, which exits
+/// without flushing replies, it gets no reply, only the closed connection.
+fn exiting(engine: &Engine, handle: &ClientHandle) -> bool {
+    handle.is_killed() && engine.shutdown_requested.load(Ordering::Relaxed)
+}
+
+/// The clients cron asked for buffer space back (Redis's query buffer
+/// resizing): an empty buffer is released, a part-filled one shrinks to what
+/// it holds. The next read takes a fresh chunk.
+fn give_back_buffers(handle: &ClientHandle, rbuf: &mut BytesMut, wbuf: Option<&mut BytesMut>) {
+    handle.shrink.store(false, Ordering::Relaxed);
+    if rbuf.is_empty() {
+        *rbuf = BytesMut::new();
+    } else if rbuf.capacity() - rbuf.len() > QBUF_WASTE_BYTES {
+        let mut exact = BytesMut::with_capacity(rbuf.len());
+        exact.extend_from_slice(rbuf);
+        *rbuf = exact;
+    }
+    let bufs = &handle.bufs;
+    BufferStats::set(&bufs.qbuf_cap, rbuf.capacity());
+    if let Some(wbuf) = wbuf {
+        if wbuf.is_empty() {
+            *wbuf = BytesMut::new();
+        }
+        BufferStats::set(&bufs.out_cap, wbuf.capacity());
+    }
+}
+
+/// Redis's clientsCron, for buffers: a client idle for more than two seconds,
+/// or whose query buffer is over twice the most it held since the last look,
+/// is asked to give back what it does not use. Called about once a second.
+pub fn clients_cron(engine: &Engine) {
+    let now = engine.now_ms();
+    for h in engine.clients.lock().values() {
+        let b = &h.bufs;
+        let qbuf = b.qbuf();
+        let cap = b
+            .qbuf
+            .load(Ordering::Relaxed)
+            .max(b.qbuf_cap.load(Ordering::Relaxed));
+        let peak = b.qbuf_peak.load(Ordering::Relaxed);
+        let idle = now.saturating_sub(h.last_interaction_ms.load(Ordering::Relaxed)) / 1000
+            > IDLE_SHRINK_S;
+        let wasteful = cap - qbuf > QBUF_WASTE_BYTES;
+        let oversized = cap > QBUF_RESIZE_BYTES && cap / 2 > peak;
+        let idle_output = idle && b.out_cap() > 0 && b.out_pending() == 0;
+        if ((wasteful && (idle || oversized)) || idle_output)
+            && !h.shrink.swap(true, Ordering::Relaxed)
+        {
+            h.wake();
+        }
+        b.qbuf_peak.store(qbuf, Ordering::Relaxed);
+        b.out_peak.store(0, Ordering::Relaxed);
+    }
 }
 
 async fn connection_loop(
     engine: &Engine,
     session: &mut Session,
-    mut stream: TcpStream,
+    stream: &mut TcpStream,
+    wake: &Notify,
 ) -> std::io::Result<()> {
+    let handle = session.handle.clone();
+    let bufs = &handle.bufs;
     let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut wbuf = BytesMut::with_capacity(READ_CHUNK);
+    BufferStats::set(&bufs.out_cap, wbuf.capacity());
     // How far the incomplete request at the front of `rbuf` has been parsed.
     let mut progress: Option<Progress> = None;
     let mut pending = Pending::default();
     loop {
-        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
-            rbuf.reserve(READ_CHUNK);
-        }
-        let idle_timeout = engine.config.idle_timeout_s();
-        let n = if idle_timeout > 0 {
-            let dur = std::time::Duration::from_secs(idle_timeout as u64);
-            match tokio::time::timeout(dur, stream.read_buf(&mut rbuf)).await {
-                Ok(r) => r?,
-                Err(_) => return Ok(()),
+        let n = match read_some(engine, &handle, stream, &mut rbuf, wake).await? {
+            Wait::Read(n) => n,
+            Wait::Closed => return Ok(()),
+            Wait::Woken => {
+                if handle.is_killed() {
+                    return Ok(());
+                }
+                if handle.shrink.load(Ordering::Relaxed) {
+                    give_back_buffers(&handle, &mut rbuf, Some(&mut wbuf));
+                }
+                continue;
             }
-        } else {
-            stream.read_buf(&mut rbuf).await?
         };
-        if n == 0 || session.handle.is_killed() {
+        if handle.is_killed() {
             return Ok(());
         }
+        BufferStats::set(&bufs.qbuf, rbuf.len());
+        BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
         engine
             .stats
             .net_input_bytes
@@ -155,22 +663,17 @@ async fn connection_loop(
             false,
         );
         loop {
-            if !wbuf.is_empty() {
-                engine
-                    .stats
-                    .net_output_bytes
-                    .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
-                stream.write_all(&wbuf).await?;
-                wbuf.clear();
-                if wbuf.capacity() > 4 * 1024 * 1024 {
-                    wbuf = BytesMut::with_capacity(READ_CHUNK);
-                }
+            if matches!(step, Step::Close) && exiting(engine, &handle) {
+                return Ok(());
+            }
+            if !wbuf.is_empty() && !write_replies(engine, &handle, stream, &mut wbuf, wake).await? {
+                return Ok(());
             }
             match step {
                 Step::Close => return Ok(()),
                 Step::Continue => break,
                 Step::Blocked => {
-                    let Some(reply) = wait_blocked(engine, session, &mut stream, &mut rbuf).await
+                    let Some(reply) = wait_blocked(engine, session, stream, &mut rbuf, wake).await
                     else {
                         return Ok(());
                     };
@@ -189,6 +692,8 @@ async fn connection_loop(
                 }
             }
         }
+        BufferStats::set(&bufs.qbuf, rbuf.len());
+        BufferStats::set(&bufs.qbuf_cap, rbuf.capacity());
         if rbuf.len() as i64 > engine.config.query_buffer_limit() {
             return Ok(());
         }
@@ -203,6 +708,7 @@ async fn wait_blocked(
     session: &mut Session,
     stream: &mut TcpStream,
     rbuf: &mut BytesMut,
+    wake: &Notify,
 ) -> Option<Frame> {
     let req = session.blocked.as_ref()?;
     let slot = req.slot.clone();
@@ -214,6 +720,7 @@ async fn wait_blocked(
     loop {
         if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
             rbuf.reserve(READ_CHUNK);
+            BufferStats::set(&session.handle.bufs.qbuf_cap, rbuf.capacity());
         }
         let sleep = async {
             match deadline {
@@ -226,6 +733,14 @@ async fn wait_blocked(
             _ = sleep => {
                 engine.cancel_block(session);
                 break;
+            }
+            _ = wake.notified() => {
+                if session.handle.is_killed() {
+                    return None;
+                }
+                if session.handle.shrink.load(Ordering::Relaxed) {
+                    give_back_buffers(&session.handle, rbuf, None);
+                }
             }
             r = stream.read_buf(rbuf) => match r {
                 Ok(n) if n > 0 && !session.handle.is_killed() => {
@@ -366,6 +881,11 @@ fn process_batch(
             return Batch::NeedMore;
         }
         let frame = rbuf.split_to(used).freeze();
+        // While the batch runs, CLIENT INFO sees the whole batch as buffered, as
+        // Redis's query buffer holds it until every command in it has run.
+        let bufs = &session.handle.bufs;
+        BufferStats::set(&bufs.qbuf, frame.len() + rbuf.len());
+        BufferStats::set(&bufs.qbuf_cap, frame.len() + rbuf.capacity());
         pending
             .cmds
             .extend(requests.into_iter().map(|(start, req)| {
@@ -409,4 +929,62 @@ fn process_batch(
         return Batch::Close;
     }
     Batch::Ran
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free_port() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    }
+
+    #[test]
+    fn bind_words_as_redis_reads_them() {
+        let any4: SocketAddr = "0.0.0.0:7".parse().expect("addr");
+        assert_eq!(bind_target("*", 7), Ok((any4, false)));
+        let any6: SocketAddr = "[::]:7".parse().expect("addr");
+        assert_eq!(bind_target("-::*", 7), Ok((any6, true)));
+        let lo6: SocketAddr = "[::1]:7".parse().expect("addr");
+        assert_eq!(bind_target("-::1", 7), Ok((lo6, true)));
+        assert!(bind_target("no-such-host.invalid", 7).is_err());
+    }
+
+    #[test]
+    fn rebinding_keeps_sockets_of_addresses_that_stay() {
+        let port = free_port();
+        let (first, unused) = bind_all("127.0.0.1", port, 16, Vec::new()).expect("bind");
+        assert!(unused.is_empty());
+        assert_eq!(first.len(), 1);
+        let fd = first[0].sock.as_raw_fd();
+        // The same address again: the socket is reused, not bound twice.
+        let (again, unused) = bind_all("127.0.0.1", port, 16, first).expect("rebind");
+        assert!(unused.is_empty());
+        assert_eq!(again[0].sock.as_raw_fd(), fd);
+        // A taken address fails the call and hands every socket back.
+        let taken = std::net::TcpListener::bind("127.0.0.2:0").expect("bind");
+        let taken_port = taken.local_addr().expect("addr").port();
+        let back = bind_all("127.0.0.2", taken_port, 16, again).expect_err("taken");
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].sock.as_raw_fd(), fd);
+        // Another port: a new socket, and the old one is handed back unused.
+        let (moved, unused) = bind_all("127.0.0.1", free_port(), 16, back).expect("move");
+        assert_eq!(moved.len(), 1);
+        assert_eq!(unused.len(), 1);
+        // Port 0 listens nowhere.
+        let (none, unused) = bind_all("127.0.0.1", 0, 16, moved).expect("port 0");
+        assert!(none.is_empty());
+        assert_eq!(unused.len(), 1);
+    }
+
+    #[test]
+    fn a_second_listener_on_a_bound_address_is_refused() {
+        let port = free_port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+        let _first = bind(addr, 16).expect("first");
+        let (text, e) = bind(addr, 16).expect_err("second");
+        assert_eq!(e.raw_os_error(), Some(libc::EADDRINUSE));
+        assert_eq!(text, "bind: Address already in use");
+    }
 }

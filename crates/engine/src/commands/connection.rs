@@ -370,9 +370,48 @@ fn client_getname(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdE
         .map_or(Frame::Null, Frame::Bulk))
 }
 
-/// One CLIENT LIST / CLIENT INFO line, in Redis 7.2's field order. Fields Keel
-/// does not track (buffers, memory) read 0.
-fn client_line(ctx: &Ctx<'_>, h: &ClientHandle) -> String {
+/// Redis's reply buffer: replies past this many bytes go to its reply list.
+const REPLY_CHUNK_BYTES: usize = 16 * 1024;
+
+/// The buffer fields of a CLIENT LIST line, Redis 7.0's meanings mapped onto
+/// Keel's two buffers: `qbuf`/`qbuf-free` the read buffer, `argv-mem` the
+/// arguments of the command running (the caller's own), `rbs`/`rbp` the reply
+/// buffer's size and recent peak, `obl` pending reply bytes up to Redis's
+/// 16 KiB buffer and `oll`/`omem` the 16 KiB blocks and bytes beyond it, and
+/// `tot-mem` all of it plus the client's own structures.
+fn buffer_fields(h: &ClientHandle, argv_mem: usize) -> String {
+    let b = &h.bufs;
+    let pending = b.out_pending();
+    let obl = pending.min(REPLY_CHUNK_BYTES);
+    let beyond = pending - obl;
+    let oll = beyond.div_ceil(REPLY_CHUNK_BYTES);
+    let omem = if beyond > 0 {
+        b.out_cap().saturating_sub(REPLY_CHUNK_BYTES).max(beyond)
+    } else {
+        0
+    };
+    let own = std::mem::size_of::<ClientHandle>() + std::mem::size_of::<crate::Session>();
+    let tot = b.held() + argv_mem + own;
+    format!(
+        "qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem=0 rbs={} rbp={} obl={obl} \
+         oll={oll} omem={omem} tot-mem={tot} events={}",
+        b.qbuf(),
+        b.qbuf_free(),
+        b.out_cap(),
+        b.out_peak.load(Ordering::Relaxed),
+        if pending > 0 { "rw" } else { "r" },
+    )
+}
+
+/// The memory a client's connection holds, as CLIENT LIST's `tot-mem` counts
+/// it, for INFO's `mem_clients_normal`.
+pub(crate) fn client_memory(h: &ClientHandle) -> usize {
+    h.bufs.held() + std::mem::size_of::<ClientHandle>() + std::mem::size_of::<crate::Session>()
+}
+
+/// One CLIENT LIST / CLIENT INFO line, in Redis 7.2's field order. `argv` is
+/// the running command's when the line describes the caller.
+fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     let now = ctx.now_ms();
     let text = |v: &parking_lot::Mutex<Option<Bytes>>| {
         v.lock()
@@ -407,16 +446,22 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle) -> String {
     };
     let age = now.saturating_sub(h.created_ms) / 1000;
     let idle = now.saturating_sub(h.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
+    let argv_mem = if h.id == ctx.session.id() {
+        argv.iter().map(Bytes::len).sum()
+    } else {
+        0
+    };
     format!(
-        "id={} addr={} laddr={} fd=0 name={} age={age} idle={idle} flags={flags} db={} \
-         sub=0 psub=0 ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 \
-         rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} \
+        "id={} addr={} laddr={} fd={} name={} age={age} idle={idle} flags={flags} db={} \
+         sub=0 psub=0 ssub=0 multi={multi} {} cmd={cmd} user=default redir=-1 resp={} \
          lib-name={} lib-ver={}\n",
         h.id,
         h.addr,
         h.laddr,
+        h.fd.load(Ordering::Relaxed),
         text(&h.name),
         h.db.load(Ordering::Relaxed),
+        buffer_fields(h, argv_mem),
         h.resp.load(Ordering::Relaxed),
         text(&h.lib_name),
         text(&h.lib_ver),
@@ -490,7 +535,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     };
     let mut out = String::new();
     for h in &clients {
-        out.push_str(&client_line(ctx, h));
+        out.push_str(&client_line(ctx, h, args.argv()));
     }
     Ok(verbatim(out))
 }
@@ -508,9 +553,9 @@ pub(crate) const CLIENT_INFO: CommandSpec = CommandSpec {
     run: client_info,
 };
 
-fn client_info(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+fn client_info(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let handle = ctx.session.handle.clone();
-    Ok(verbatim(client_line(ctx, &handle)))
+    Ok(verbatim(client_line(ctx, &handle, args.argv())))
 }
 
 pub(crate) const CLIENT_KILL: CommandSpec = CommandSpec {
@@ -1018,6 +1063,11 @@ mod tests {
         assert!(t.session.no_touch);
         let info = text(t.run(&["CLIENT", "INFO"]));
         assert_eq!(field(&info, "flags"), "eT");
+        // The caller's own arguments; no socket, no buffers in a test engine.
+        assert_eq!(field(&info, "argv-mem"), "10");
+        assert_eq!(field(&info, "fd"), "-1");
+        assert_eq!(field(&info, "qbuf"), "0");
+        assert_eq!(field(them, "argv-mem"), "0");
         assert_eq!(field(&info, "cmd"), "client|info");
         assert_eq!(
             t.run(&["CLIENT", "NO-TOUCH", "maybe"]),

@@ -352,9 +352,23 @@ fn info_memory(e: &Engine, out: &mut String) {
         "{}",
         rss as i64 - used as i64
     );
+    info_client_memory(e, out);
     field!(out, "mem_allocator", "mimalloc");
     field!(out, "lazyfree_pending_objects", "0");
     field!(out, "lazyfreed_objects", "0");
+}
+
+/// What the clients' connections hold (their buffers and structures), a part
+/// of `used_memory` like in Redis; Keel has no replicas.
+fn info_client_memory(e: &Engine, out: &mut String) {
+    let normal: usize = e
+        .clients
+        .lock()
+        .values()
+        .map(|h| super::connection::client_memory(h))
+        .sum();
+    field!(out, "mem_clients_slaves", "0");
+    field!(out, "mem_clients_normal", "{normal}");
 }
 
 fn info_persistence(e: &Engine, out: &mut String) {
@@ -661,6 +675,68 @@ fn check_live(dir: &config::Directive, value: &str) -> Result<(), CmdError> {
     Ok(())
 }
 
+/// What the network layer does for new values, once they are set: listen
+/// elsewhere for `bind`/`port` (the first of them named decides the error, as
+/// Redis applies them in that order), make descriptors for a higher
+/// `maxclients`. On failure every value this CONFIG SET changed goes back.
+fn apply_net(
+    e: &Engine,
+    chosen: &[(&'static config::Directive, String)],
+    old: &[String],
+) -> Result<(), CmdError> {
+    let Some(net) = e.net.get() else {
+        return Ok(());
+    };
+    let cfg = &e.config;
+    let changed = |name: &str| {
+        chosen
+            .iter()
+            .zip(old)
+            .any(|((d, _), prev)| d.name == name && cfg.get(name) != *prev)
+    };
+    let mut failure = None;
+    if changed("maxclients") {
+        let (now, before) = (cfg.maxclients(), chosen.iter().zip(old));
+        let raised = before
+            .filter(|((d, _), _)| d.name == "maxclients")
+            .any(|(_, prev)| !prev.parse::<i64>().is_ok_and(|p| now <= p));
+        if raised {
+            if let Err(most) = net.fit_maxclients(now.max(1) as u64) {
+                failure = Some((
+                    "maxclients",
+                    format!(
+                        "The operating system is not able to handle the specified number of clients, try with {most}"
+                    ),
+                ));
+            }
+        }
+    }
+    let listener = chosen
+        .iter()
+        .map(|(d, _)| d.name)
+        .find(|n| (*n == "bind" || *n == "port") && changed(n));
+    if let (None, Some(name)) = (&failure, listener) {
+        let port = u16::try_from(cfg.get_i64("port")).unwrap_or(0);
+        match net.rebind(&cfg.get("bind"), port) {
+            Ok(()) => e.tcp_port.store(u64::from(port), Ordering::Relaxed),
+            Err(_) if name == "port" => {
+                failure = Some((
+                    name,
+                    "Unable to listen on this port. Check server logs.".into(),
+                ))
+            }
+            Err(_) => failure = Some((name, "Failed to bind to specified addresses.".into())),
+        }
+    }
+    let Some((name, reason)) = failure else {
+        return Ok(());
+    };
+    for ((d, _), v) in chosen.iter().zip(old).rev() {
+        let _ = cfg.set(d.name, &config::value_words(d, v), true);
+    }
+    Err(set_failed(name, reason))
+}
+
 /// All pairs are checked before any is applied, so CONFIG SET changes all of
 /// them or none. The first problem found is reported, in Redis's order: unknown,
 /// immutable or repeated names first, then values.
@@ -701,6 +777,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
             return Err(set_failed(dir.name, e));
         }
     }
+    apply_net(ctx.engine, &chosen, &old)?;
     for (dir, value) in &chosen {
         if dir.name == "dir" {
             std::env::set_current_dir(value).map_err(|e| set_failed(dir.name, e))?;
@@ -1475,8 +1552,8 @@ mod tests {
             error("ERR Unknown option or number of arguments for CONFIG SET - 'nope'")
         );
         assert_eq!(
-            t.run(&["CONFIG", "SET", "Port", "1", "nope", "2"]),
-            error("ERR CONFIG SET failed (possibly related to argument 'Port') - can't set immutable config")
+            t.run(&["CONFIG", "SET", "Databases", "1", "nope", "2"]),
+            error("ERR CONFIG SET failed (possibly related to argument 'Databases') - can't set immutable config")
         );
         assert_eq!(
             t.run(&["CONFIG", "SET", "hz", "5", "HZ", "6"]),
