@@ -42,9 +42,8 @@ fn load_config(args: &[String]) -> (Config, String) {
                     std::process::exit(1);
                 }
             };
-            if let Err(e) = startup::apply(&config, first, &text) {
-                eprintln!("{e}");
-                std::process::exit(1);
+            if let Err(errors) = startup::apply(&config, first, &text) {
+                config_errors(&errors);
             }
             rest = &args[1..];
         }
@@ -56,11 +55,17 @@ fn load_config(args: &[String]) -> (Config, String) {
             std::process::exit(1);
         }
     };
-    if let Err(e) = startup::apply(&config, "(command line)", &lines.join("\n")) {
-        eprintln!("{e}");
-        std::process::exit(1);
+    if let Err(errors) = startup::apply(&config, "(command line)", &lines.join("\n")) {
+        config_errors(&errors);
     }
     (config, file_name)
+}
+
+fn config_errors(errors: &[startup::StartupError]) -> ! {
+    for e in errors {
+        eprintln!("{e}");
+    }
+    std::process::exit(1)
 }
 
 fn main() {
@@ -74,10 +79,40 @@ fn main() {
         _ => {}
     }
     let (config, config_file) = load_config(&args);
+    if let Err(e) = start_up(&config) {
+        eprintln!("Fatal: {e}");
+        std::process::exit(1);
+    }
     if let Err(e) = run(config, config_file) {
         warn!("Fatal: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// After the configuration is read and before any thread starts: open the log
+/// file (while errors can still reach the terminal), daemonize, write the pid
+/// file, report recorded no-ops.
+fn start_up(config: &Config) -> std::io::Result<()> {
+    // Checked once the file and the command line are both read, so an option
+    // can move the log somewhere writable.
+    if let Err(e) = log::set_logfile(&config.get("logfile")) {
+        eprintln!(
+            "\n*** FATAL CONFIG FILE ERROR (Keel {}) ***\nCan't open the log file: {}",
+            env!("CARGO_PKG_VERSION"),
+            startup::os_text(&e)
+        );
+        std::process::exit(1);
+    }
+    if config.get_bool("daemonize") {
+        startup::daemonize()?;
+        if config.get("pidfile").is_empty() {
+            let _ = config.set("pidfile", &[startup::DEFAULT_DAEMON_PIDFILE], true);
+        }
+    }
+    keel_engine::config::set_logger(log::log);
+    startup::write_pidfile(&config.get("pidfile"));
+    startup::log_noops(config);
+    Ok(())
 }
 
 fn run(config: Config, config_file: String) -> anyhow::Result<()> {
@@ -132,9 +167,6 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     engine
         .tcp_port
         .store(u64::from(actual_port), Ordering::Relaxed);
-    if !pidfile.is_empty() {
-        std::fs::write(&pidfile, format!("{}\n", std::process::id()))?;
-    }
 
     let stop = Arc::new(tokio::sync::Notify::new());
     {
