@@ -643,6 +643,16 @@ pub static IGNORED: &[&str] = &[
 pub const COBL_DEFAULT: &str =
     "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
 
+/// The name Redis reports a directive under when `name` sets it: the alias
+/// itself when `name` is one, else the directive's name.
+pub fn reported_name(name: &str) -> Option<&'static str> {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map(|(alias, _)| *alias)
+        .or_else(|| find(name).map(|d| d.name))
+}
+
 pub fn find(name: &str) -> Option<&'static Directive> {
     let canonical = ALIASES
         .iter()
@@ -717,6 +727,8 @@ fn canonical(dir: &Directive, words: &[&str], current: &str) -> Result<String, C
     let v = match dir.name {
         // Redis clamps hz into its working range rather than refusing it.
         "hz" => v.parse::<i64>().unwrap_or(10).clamp(1, 500).to_string(),
+        // "relative" is Redis's other name for "yes".
+        "oom-score-adj" if v == "relative" => "yes".into(),
         _ => v,
     };
     if let Class::Later(feature) = dir.class {
@@ -978,10 +990,11 @@ impl Config {
         Ok(())
     }
 
-    /// Apply one config file (or command line) line. As in Redis, `save`
-    /// lines add up (`save ""` clears them), and `client-output-buffer-limit`
-    /// lines each set their class. Names Redis ignores are accepted.
-    pub fn apply_line(&self, name: &str, words: &[&str]) -> Result<(), ConfigError> {
+    /// Apply one config file (or command line) line. As in Redis,
+    /// `client-output-buffer-limit` lines each set their class, and with
+    /// `add_up` `save` lines add their points to those before (`save ""`
+    /// clears them). Names Redis ignores are accepted.
+    pub fn apply_line(&self, name: &str, words: &[&str], add_up: bool) -> Result<(), ConfigError> {
         if IGNORED.iter().any(|n| n.eq_ignore_ascii_case(name)) {
             return Ok(());
         }
@@ -995,7 +1008,7 @@ impl Config {
         if dir.name == "save" {
             let current = self.get("save");
             let clears = words.iter().all(|w| w.trim().is_empty());
-            if !clears && !current.is_empty() {
+            if add_up && !clears && !current.is_empty() {
                 let mut all: Vec<&str> = current.split_whitespace().collect();
                 all.extend(words.iter().flat_map(|w| w.split_whitespace()));
                 return self.set(dir.name, &all, true);
@@ -1369,11 +1382,16 @@ mod table_tests {
     #[test]
     fn output_limits_change_only_the_classes_named() {
         let c = Config::default();
-        c.apply_line("client-output-buffer-limit", &["normal", "0", "0", "0"])
-            .expect("default class");
+        c.apply_line(
+            "client-output-buffer-limit",
+            &["normal", "0", "0", "0"],
+            true,
+        )
+        .expect("default class");
         c.apply_line(
             "client-output-buffer-limit",
             &["replica", "256mb", "64mb", "60"],
+            true,
         )
         .expect("default class");
         assert_eq!(c.get("client-output-buffer-limit"), COBL_DEFAULT);
@@ -1400,18 +1418,21 @@ mod table_tests {
     #[test]
     fn file_lines_add_up_and_file_only_names_are_handled() {
         let c = Config::default();
-        c.apply_line("save", &["3600", "1"]).expect("save");
-        c.apply_line("save", &["300", "100"]).expect("save");
+        c.apply_line("save", &["3600", "1"], true).expect("save");
+        c.apply_line("save", &["300", "100"], true).expect("save");
         assert_eq!(c.get("save"), "3600 1 300 100");
-        c.apply_line("save", &[""]).expect("save");
+        c.apply_line("save", &[""], true).expect("save");
         assert_eq!(c.get("save"), "");
-        c.apply_line("list-max-ziplist-entries", &["512"])
+        c.apply_line("list-max-ziplist-entries", &["512"], true)
             .expect("ignored");
         assert_eq!(
-            c.apply_line("rename-command", &["FLUSHALL", ""]),
+            c.apply_line("rename-command", &["FLUSHALL", ""], true),
             Err(ConfigError::NotAvailable(RENAME))
         );
-        assert_eq!(c.apply_line("nosuch", &["1"]), Err(ConfigError::Unknown));
+        assert_eq!(
+            c.apply_line("nosuch", &["1"], true),
+            Err(ConfigError::Unknown)
+        );
     }
 }
 

@@ -30,6 +30,7 @@ fn usage() -> ! {
 
 fn load_config(args: &[String]) -> (Config, String) {
     let config = Config::default();
+    let mut loader = startup::Loader::new(&config);
     let mut rest = args;
     let mut file_name = String::new();
     if let Some(first) = args.first() {
@@ -42,9 +43,7 @@ fn load_config(args: &[String]) -> (Config, String) {
                     std::process::exit(1);
                 }
             };
-            if let Err(errors) = startup::apply(&config, first, &text) {
-                config_errors(&errors);
-            }
+            loader.apply(first, &text);
             rest = &args[1..];
         }
     }
@@ -55,7 +54,8 @@ fn load_config(args: &[String]) -> (Config, String) {
             std::process::exit(1);
         }
     };
-    if let Err(errors) = startup::apply(&config, "(command line)", &lines.join("\n")) {
+    loader.apply("(command line)", &lines.join("\n"));
+    if let Err(errors) = loader.finish() {
         config_errors(&errors);
     }
     (config, file_name)

@@ -55,86 +55,106 @@ pub fn args_to_lines(args: &[String]) -> Result<Vec<String>, String> {
 /// How deep `include` may nest (a file that includes itself stops here).
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// Apply directive lines from `file` to `config`. Every line is tried, so all
-/// the errors of a file (and of the files it includes) are reported at once.
-pub fn apply(config: &Config, file: &str, text: &str) -> Result<(), Vec<StartupError>> {
-    let mut errors = Vec::new();
-    apply_text(config, file, text, 0, &mut errors);
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
+/// Reads directive lines into a configuration: the file, the files it
+/// includes, then the command line. Every line is tried, so all the errors
+/// are reported at once.
+pub struct Loader<'c> {
+    config: &'c Config,
+    /// Redis adds `save` lines up until an `include` has been read; from then
+    /// on each `save` line replaces the points before it.
+    after_include: bool,
+    errors: Vec<StartupError>,
 }
 
-fn apply_text(
-    config: &Config,
-    file: &str,
-    text: &str,
-    depth: usize,
-    errors: &mut Vec<StartupError>,
-) {
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+impl<'c> Loader<'c> {
+    pub fn new(config: &'c Config) -> Self {
+        Loader {
+            config,
+            after_include: false,
+            errors: Vec::new(),
         }
-        let origin = || Origin {
-            file: file.to_string(),
-            line: i + 1,
-            text: line.to_string(),
-        };
-        let fail = |message: String| StartupError {
-            origin: origin(),
-            message,
-        };
-        let Some(words) = keel_resp::split_args(line.as_bytes()) else {
-            errors.push(fail("Unbalanced quotes in configuration line".into()));
-            continue;
-        };
-        let words: Vec<String> = words
-            .iter()
-            .map(|w| String::from_utf8_lossy(w).into_owned())
-            .collect();
-        let Some((name, values)) = words.split_first() else {
-            continue;
-        };
-        let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        if name.eq_ignore_ascii_case("include") {
-            if let Err(e) = include(config, &values, depth, errors) {
-                errors.push(fail(e));
+    }
+
+    /// Apply the lines of `text`, read from `file`.
+    pub fn apply(&mut self, file: &str, text: &str) {
+        self.apply_text(file, text, 0);
+    }
+
+    /// Every error found, in the order of the lines.
+    pub fn finish(self) -> Result<(), Vec<StartupError>> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self.errors)
+        }
+    }
+
+    fn apply_text(&mut self, file: &str, text: &str, depth: usize) {
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
             }
-            continue;
+            let fail = |message: String| StartupError {
+                origin: Origin {
+                    file: file.to_string(),
+                    line: i + 1,
+                    text: line.to_string(),
+                },
+                message,
+            };
+            let Some(words) = keel_resp::split_args(line.as_bytes()) else {
+                self.errors
+                    .push(fail("Unbalanced quotes in configuration line".into()));
+                continue;
+            };
+            let words: Vec<String> = words
+                .iter()
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            let Some((name, values)) = words.split_first() else {
+                continue;
+            };
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            if name.eq_ignore_ascii_case("include") {
+                if let Err(e) = self.include(&values, depth) {
+                    self.errors.push(fail(e));
+                }
+                continue;
+            }
+            if let Err(e) = self.config.apply_line(name, &values, !self.after_include) {
+                self.errors.push(fail(match e {
+                    ConfigError::Unknown => "Bad directive or wrong number of arguments".into(),
+                    other => other.to_string(),
+                }));
+            }
         }
-        if let Err(e) = config.apply_line(name, &values) {
-            errors.push(fail(match e {
-                ConfigError::Unknown => "Bad directive or wrong number of arguments".into(),
-                other => other.to_string(),
-            }));
+    }
+
+    /// `include path`: the file's lines, applied where the include stands. A
+    /// relative path is relative to the working directory, as in Redis.
+    fn include(&mut self, values: &[&str], depth: usize) -> Result<(), String> {
+        let [path] = values else {
+            return Err("wrong number of arguments".into());
+        };
+        if depth >= MAX_INCLUDE_DEPTH {
+            return Err(format!(
+                "include nested more than {MAX_INCLUDE_DEPTH} deep: '{path}'"
+            ));
         }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("Can't open config file '{path}': {}", os_text(&e)))?;
+        self.apply_text(path, &text, depth + 1);
+        self.after_include = true;
+        Ok(())
     }
 }
 
-/// `include path`: the file's lines, applied where the include stands. A
-/// relative path is relative to the working directory, as in Redis.
-fn include(
-    config: &Config,
-    values: &[&str],
-    depth: usize,
-    errors: &mut Vec<StartupError>,
-) -> Result<(), String> {
-    let [path] = values else {
-        return Err("wrong number of arguments".into());
-    };
-    if depth >= MAX_INCLUDE_DEPTH {
-        return Err(format!(
-            "include nested more than {MAX_INCLUDE_DEPTH} deep: '{path}'"
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("Can't open config file '{path}': {}", os_text(&e)))?;
-    apply_text(config, path, &text, depth + 1, errors);
-    Ok(())
+/// Apply the lines of one text to `config` (a file, or options alone).
+pub fn apply(config: &Config, file: &str, text: &str) -> Result<(), Vec<StartupError>> {
+    let mut loader = Loader::new(config);
+    loader.apply(file, text);
+    loader.finish()
 }
 
 /// An I/O error as the C library words it, without Rust's "(os error N)".
@@ -299,13 +319,19 @@ mod tests {
             "{}",
             e[1].message
         );
-        assert_eq!(c.get("save"), "3600 1 300 10 60 10000");
+        // The include's points add up with the file's; after it, a line replaces.
+        assert_eq!(c.get("save"), "60 10000");
         assert_eq!(
             c.get("client-output-buffer-limit"),
             keel_engine::config::COBL_DEFAULT
         );
         assert!(apply(&c, "k", "save \"\"\nsave 10 1\n").is_ok());
         assert_eq!(c.get("save"), "10 1");
+        // After an include, each save line replaces the points before it (Redis 7.0).
+        let c = Config::default();
+        let text = format!("save 3600 1\ninclude {inner}\nsave 10 1\nsave 20 2\n");
+        assert!(apply(&c, "k", &text).is_err());
+        assert_eq!(c.get("save"), "20 2");
         // An include of itself stops at the depth limit instead of recursing forever.
         let selfie = dir.join("self.conf");
         let selfie_s = selfie.to_string_lossy().into_owned();

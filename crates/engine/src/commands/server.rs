@@ -690,9 +690,10 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         typed_names.push(typed.to_string());
         chosen.push((dir, String::from_utf8_lossy(&pair[1]).into_owned()));
     }
-    for (dir, value) in &chosen {
+    for ((dir, value), typed) in chosen.iter().zip(&typed_names) {
+        let reported = config::reported_name(typed).unwrap_or(dir.name);
         cfg.validate(dir.name, &config::value_words(dir, value))
-            .map_err(|e| set_failed(dir.name, e))?;
+            .map_err(|e| set_failed(reported, e))?;
         check_live(dir, value)?;
     }
     let old: Vec<String> = chosen.iter().map(|(d, _)| cfg.get(d.name)).collect();
