@@ -151,6 +151,7 @@ impl<'c> Loader<'c> {
 }
 
 /// Apply the lines of one text to `config` (a file, or options alone).
+#[cfg(test)]
 pub fn apply(config: &Config, file: &str, text: &str) -> Result<(), Vec<StartupError>> {
     let mut loader = Loader::new(config);
     loader.apply(file, text);
