@@ -602,3 +602,23 @@ def test_shutdown_refusal_is_logged(tmp_path):
         c.close()
     finally:
         stop(proc)
+
+
+def test_loglevel_warning_leaves_out_notices(tmp_path):
+    log = tmp_path / "server.log"
+    proc, port = start_with(tmp_path, f"logfile {log}\nloglevel warning\n")
+    try:
+        c = redis.Redis(port=port, decode_responses=True)
+        assert c.config_get("loglevel") == {"loglevel": "warning"}
+        c.close()
+    finally:
+        stop(proc)
+    text = log.read_text()
+    assert "Ready to accept connections" not in text
+    # Shutting down is worth a warning.
+    assert "User requested shutdown..." in text
+    # At notice level the same lines are there.
+    log.unlink()
+    proc, port = start_with(tmp_path, f"logfile {log}\nloglevel warning\n", "--loglevel", "notice")
+    stop(proc)
+    assert "Ready to accept connections" in log.read_text()

@@ -10,7 +10,7 @@
 
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use thiserror::Error;
 
@@ -944,6 +944,33 @@ pub fn log_warning(msg: &str) {
     }
 }
 
+/// `loglevel` as a number (0 debug, 1 verbose, 2 notice, 3 warning) for the
+/// process's log; set at start-up and by CONFIG SET.
+static LOG_VERBOSITY: AtomicU8 = AtomicU8::new(2);
+
+/// Follow `loglevel` (one of its enum values) from now on.
+pub fn set_log_verbosity(loglevel: &str) {
+    let v = match loglevel {
+        "debug" => 0,
+        "verbose" => 1,
+        "warning" => 3,
+        _ => 2,
+    };
+    LOG_VERBOSITY.store(v, Ordering::Relaxed);
+}
+
+/// Whether a line of `level` (Redis's marks: `.` debug, `-` verbose, `*`
+/// notice, `#` warning) is logged at the current `loglevel`.
+pub fn log_enabled(level: char) -> bool {
+    let l = match level {
+        '.' => 0,
+        '-' => 1,
+        '#' => 3,
+        _ => 2,
+    };
+    l >= LOG_VERBOSITY.load(Ordering::Relaxed)
+}
+
 /// The live configuration.
 pub struct Config {
     values: RwLock<BTreeMap<&'static str, String>>,
@@ -1235,6 +1262,17 @@ mod tests {
 #[cfg(test)]
 mod table_tests {
     use super::*;
+
+    #[test]
+    fn loglevel_filters_log_lines() {
+        set_log_verbosity("warning");
+        assert!(log_enabled('#'));
+        assert!(!log_enabled('*'));
+        set_log_verbosity("debug");
+        assert!(log_enabled('.') && log_enabled('-'));
+        set_log_verbosity("notice");
+        assert!(log_enabled('*') && !log_enabled('-'));
+    }
 
     #[test]
     fn table_is_consistent() {

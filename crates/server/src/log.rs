@@ -44,6 +44,9 @@ fn civil(days: i64) -> (i64, usize, i64) {
 }
 
 pub fn log(level: char, msg: &str) {
+    if !keel_engine::config::log_enabled(level) {
+        return;
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -109,6 +109,7 @@ fn start_up(config: &Config) -> std::io::Result<()> {
             let _ = config.set("pidfile", &[startup::DEFAULT_DAEMON_PIDFILE], true);
         }
     }
+    keel_engine::config::set_log_verbosity(&config.get("loglevel"));
     keel_engine::config::set_logger(log::log);
     startup::write_pidfile(&config.get("pidfile"));
     startup::log_noops(config);
@@ -233,7 +234,7 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         c.kill();
     }
     pidfile_cleanup(&pidfile);
-    info!("Keel is now ready to exit, bye bye...");
+    warn!("Keel is now ready to exit, bye bye...");
     Ok(())
 }
 
@@ -271,17 +272,17 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
                 }).await.unwrap_or_default();
             }
             _ = term.recv() => {
-                info!("Received SIGTERM scheduling shutdown...");
+                warn!("Received SIGTERM scheduling shutdown...");
                 engine.request_shutdown();
             }
             _ = int.recv() => {
-                info!("Received SIGINT scheduling shutdown...");
+                warn!("Received SIGINT scheduling shutdown...");
                 engine.request_shutdown();
             }
             _ = stop.notified() => {}
         }
         if engine.shutdown_requested.load(Ordering::SeqCst) {
-            info!("User requested shutdown...");
+            warn!("User requested shutdown...");
             return;
         }
     }

@@ -706,6 +706,9 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
             return Err(set_failed(dir.name, e));
         }
     }
+    if chosen.iter().any(|(d, _)| d.name == "loglevel") {
+        config::set_log_verbosity(&cfg.get("loglevel"));
+    }
     for (dir, value) in &chosen {
         if dir.name == "dir" {
             std::env::set_current_dir(value).map_err(|e| set_failed(dir.name, e))?;
