@@ -571,7 +571,8 @@ def test_every_error_of_a_file_in_one_pass(tmp_path):
                                    "notify-keyspace-events KEA\nappendonly maybe\n")
     assert out.count("FATAL CONFIG FILE ERROR") == 5, out
     for text in ("Bad directive", "couldn't be parsed into an integer",
-                 "maxmemory and eviction is not available", "keyspace notifications",
+                 "'maxmemory 1gb' needs maxmemory and eviction, which is not available",
+                 "'notify-keyspace-events KEA' needs keyspace notifications",
                  "argument must be 'yes' or 'no'"):
         assert text in out, text
 

@@ -125,6 +125,11 @@ impl<'c> Loader<'c> {
             if let Err(e) = self.config.apply_line(name, &values, !self.after_include) {
                 self.errors.push(fail(match e {
                     ConfigError::Unknown => "Bad directive or wrong number of arguments".into(),
+                    // Keel's own refusal names the line it refuses, so that the
+                    // last line of the report says what to change.
+                    ConfigError::NotAvailable(feature) => format!(
+                        "'{line}' needs {feature}, which is not available in this build of Keel"
+                    ),
                     other => other.to_string(),
                 }));
             }
@@ -280,7 +285,8 @@ mod tests {
                 (2, "wrong number of arguments"),
                 (
                     4,
-                    "maxmemory and eviction is not available in this build of Keel"
+                    "'maxmemory 1gb' needs maxmemory and eviction, which is not available \
+                     in this build of Keel"
                 ),
                 (5, "argument must be 'yes' or 'no'"),
             ]

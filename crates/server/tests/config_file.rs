@@ -309,11 +309,11 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
             conf.display()
         ),
         format!(
-            "{}, at line 1\n>>> 'maxmemory 1gb'\nmaxmemory and eviction is not available",
+            "{}, at line 1\n>>> 'maxmemory 1gb'\n'maxmemory 1gb' needs maxmemory and eviction, which is not available",
             inc.display()
         ),
-        "at line 4\n>>> 'appendonly yes'\nAOF persistence is not available".to_string(),
-        "(command line), at line 1\n>>> 'notify-keyspace-events KEA'\nkeyspace notifications"
+        "at line 4\n>>> 'appendonly yes'\n'appendonly yes' needs AOF persistence".to_string(),
+        "(command line), at line 1\n>>> 'notify-keyspace-events KEA'\n'notify-keyspace-events KEA' needs keyspace notifications"
             .to_string(),
     ] {
         assert!(out.contains(&want), "missing {want:?} in:\n{out}");
