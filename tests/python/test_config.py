@@ -623,3 +623,37 @@ def test_loglevel_warning_leaves_out_notices(tmp_path):
     proc, port = start_with(tmp_path, f"logfile {log}\nloglevel warning\n", "--loglevel", "notice")
     stop(proc)
     assert "Ready to accept connections" in log.read_text()
+
+
+def test_config_rewrite_after_dir_changes_the_working_directory(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (tmp_path / "rel.conf").write_text(f"dir {data}\nclient-output-buffer-limit normal 0 0 0\n"
+                                       "notify-keyspace-events \"\"\nlist-compress-depth 0\n")
+    port = free_port()
+    extra = ["--save", "", "--appendonly", "no"] if AGAINST_REDIS else []
+    # The file is named relative to where the server starts, not to `dir`.
+    proc = subprocess.Popen([EXE, "rel.conf", "--port", str(port), "--bind", "127.0.0.1", *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        wait_port(proc, port)
+        c = redis.Redis(port=port, decode_responses=True)
+        c.config_set("list-compress-depth", 3)
+        assert c.info("server")["config_file"] == str(tmp_path / "rel.conf")
+        assert c.execute_command("CONFIG", "REWRITE") == "OK"
+        c.close()
+    finally:
+        stop(proc)
+    lines = (tmp_path / "rel.conf").read_text().splitlines()
+    assert "list-compress-depth 3" in lines
+    assert not (data / "rel.conf").exists()
+    # What was written loads again.
+    proc = subprocess.Popen([EXE, "rel.conf", "--port", str(port), "--bind", "127.0.0.1", *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        wait_port(proc, port)
+        c = redis.Redis(port=port, decode_responses=True)
+        assert c.config_get("list-compress-depth") == {"list-compress-depth": "3"}
+        c.close()
+    finally:
+        stop(proc)

@@ -35,7 +35,11 @@ fn load_config(args: &[String]) -> (Config, String) {
     let mut file_name = String::new();
     if let Some(first) = args.first() {
         if !first.starts_with("--") {
-            file_name = first.clone();
+            // Absolute, as Redis keeps it: `dir` changes the working directory
+            // before CONFIG REWRITE writes the file back.
+            file_name = std::path::absolute(first)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| first.clone());
             let text = match std::fs::read_to_string(first) {
                 Ok(t) => t,
                 Err(e) => {
