@@ -657,3 +657,16 @@ def test_config_rewrite_after_dir_changes_the_working_directory(tmp_path):
         c.close()
     finally:
         stop(proc)
+
+
+def test_config_get_dir_is_the_working_directory(tmp_path):
+    (tmp_path / "data").mkdir()
+    tmp_path = tmp_path / "data"
+    proc, port = start_with(tmp_path.parent, "dir data\n")
+    try:
+        c = redis.Redis(port=port, decode_responses=True)
+        assert c.config_get("dir") == {"dir": str(tmp_path)}
+        assert c.config_get("di?")["dir"] == str(tmp_path)
+        c.close()
+    finally:
+        stop(proc)

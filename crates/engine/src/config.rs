@@ -1033,6 +1033,10 @@ impl Config {
         }
         let dir = find(name).ok_or(ConfigError::Unknown)?;
         if dir.name == "save" {
+            // `save` alone (`--save` with no value) clears the points, as in Redis.
+            if words.is_empty() {
+                return self.set(dir.name, &[""], true);
+            }
             let current = self.get("save");
             let clears = words.iter().all(|w| w.trim().is_empty());
             if add_up && !clears && !current.is_empty() {
@@ -1110,8 +1114,21 @@ impl Config {
         self.get(name) == "yes"
     }
 
-    /// Every (name, value) whose name matches the glob `pattern`, case-insensitively.
-    /// Aliases are listed under their own names too, as Redis does.
+    /// The value CONFIG GET reports: as stored, except `dir`, which Redis
+    /// reports as the working directory it is in.
+    pub fn reported(&self, name: &str) -> String {
+        let value = self.get(name);
+        if name == "dir" {
+            if let Ok(cwd) = std::env::current_dir() {
+                return cwd.to_string_lossy().into_owned();
+            }
+        }
+        value
+    }
+
+    /// Every (name, value) whose name matches the glob `pattern`,
+    /// case-insensitively, with values as CONFIG GET reports them. Aliases
+    /// are listed under their own names too, as Redis does.
     pub fn matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
         let values = self.values.read();
         let names = values.iter().map(|(k, v)| (*k, v)).chain(
@@ -1119,10 +1136,17 @@ impl Config {
                 .iter()
                 .filter_map(|(alias, to)| values.get(to).map(|v| (*alias, v))),
         );
-        names
+        let mut found: Vec<(&'static str, String)> = names
             .filter(|(k, _)| keel_store::glob::glob_match(pattern, k.as_bytes(), true))
             .map(|(k, v)| (k, v.clone()))
-            .collect()
+            .collect();
+        drop(values);
+        for (k, v) in found.iter_mut() {
+            if *k == "dir" {
+                *v = self.reported("dir");
+            }
+        }
+        found
     }
 
     pub fn proto_max_bulk_len(&self) -> i64 {
@@ -1460,6 +1484,9 @@ mod table_tests {
         c.apply_line("save", &["300", "100"], true).expect("save");
         assert_eq!(c.get("save"), "3600 1 300 100");
         c.apply_line("save", &[""], true).expect("save");
+        assert_eq!(c.get("save"), "");
+        c.apply_line("save", &["60", "1"], true).expect("save");
+        c.apply_line("save", &[], true).expect("save alone");
         assert_eq!(c.get("save"), "");
         c.apply_line("list-max-ziplist-entries", &["512"], true)
             .expect("ignored");

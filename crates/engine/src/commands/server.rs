@@ -619,7 +619,10 @@ fn config_get(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
             if let Some(dir) = config::find(&typed) {
                 if !seen.contains(&dir.name) {
                     seen.push(dir.name);
-                    pairs.push((Frame::bulk(pattern.clone()), Frame::bulk(cfg.get(dir.name))));
+                    pairs.push((
+                        Frame::bulk(pattern.clone()),
+                        Frame::bulk(cfg.reported(dir.name)),
+                    ));
                 }
             }
             continue;
