@@ -87,8 +87,10 @@ fn main() {
         eprintln!("Fatal: {e}");
         std::process::exit(1);
     }
+    let pidfile = config.get("pidfile");
     if let Err(e) = run(config, config_file) {
         warn!("Fatal: {e:#}");
+        pidfile_cleanup(&pidfile);
         std::process::exit(1);
     }
 }

@@ -320,3 +320,30 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_server_that_cannot_listen_leaves_no_pid_file() {
+    let dir = temp_dir("busy");
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port_s = taken.local_addr().expect("addr").port().to_string();
+    let pidfile = dir.join("keel.pid");
+    let pid_s = pidfile.to_string_lossy().into_owned();
+    let (code, out) = launch(
+        &[
+            "--port",
+            &port_s,
+            "--bind",
+            "127.0.0.1",
+            "--pidfile",
+            &pid_s,
+        ],
+        &dir,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Could not create server TCP listening socket"),
+        "{out}"
+    );
+    assert!(!pidfile.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
