@@ -340,10 +340,6 @@ fn a_server_that_cannot_listen_leaves_no_pid_file() {
         &dir,
     );
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("Could not create server TCP listening socket"),
-        "{out}"
-    );
     assert!(!pidfile.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
