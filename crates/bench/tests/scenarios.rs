@@ -139,8 +139,8 @@ fn persistence_measures_redis_under_each_fsync_policy() {
             if t.starts_with("redis") {
                 assert_done(step, t, o);
             } else {
-                // Keel refuses `appendonly yes` until it has an AOF.
-                assert_unsupported(step, t, o, "appendonly");
+                // Keel refuses `appendonly yes` (and AOF tuning) until it has an AOF.
+                assert_unsupported(step, t, o, "AOF persistence");
             }
         }
     }

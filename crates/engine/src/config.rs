@@ -1,12 +1,17 @@
 //! Configuration directives, declared once and read by the config file loader,
-//! the command line, CONFIG GET/SET, and INFO.
+//! the command line, CONFIG GET/SET/REWRITE, and INFO.
+//!
+//! Every Redis 7.0 directive is in the table, classified: honoured, belonging
+//! to a feature Keel does not have yet (only values that ask nothing of it are
+//! accepted), or a recorded no-op. Unknown names are refused.
 //!
 //! Values are kept as the canonical strings CONFIG GET returns; the few that the
 //! request path reads constantly are mirrored in atomics.
 
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
+use std::sync::OnceLock;
 use thiserror::Error;
 
 #[derive(Clone, Copy, Debug)]
@@ -20,19 +25,42 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// A byte size, or a percentage of `maxmemory` (`10%`).
+    MemoryOrPercent,
+    /// An octal number (`unixsocketperm 700`).
+    Octal,
     Bool,
     Enum(&'static [&'static str]),
     Str,
-    /// One or more words joined by spaces (`bind`, `save`).
+    /// One or more words joined by spaces (`bind`).
     Words,
+    /// Words with a syntax of their own, checked by name in `canonical`
+    /// (`save`, `client-output-buffer-limit`, `notify-keyspace-events`...).
+    Special,
+}
+
+/// How Keel treats a directive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Keel does what the directive asks.
+    Honoured,
+    /// Belongs to a feature Keel does not have yet (named here). A value that
+    /// asks nothing of the feature (its default, or a disabled value) is
+    /// accepted; any other is refused with a message naming the feature.
+    Later(&'static str),
+    /// Accepted and reported by CONFIG GET, with no effect on Keel; a value
+    /// other than the default is logged once at start-up.
+    NoOp,
 }
 
 pub struct Directive {
     pub name: &'static str,
+    /// The canonical form of the default, as CONFIG GET prints it.
     pub default: &'static str,
     pub kind: Kind,
     /// Whether CONFIG SET may change it at run time.
     pub mutable: bool,
+    pub class: Class,
 }
 
 const fn d(name: &'static str, default: &'static str, kind: Kind, mutable: bool) -> Directive {
@@ -41,240 +69,618 @@ const fn d(name: &'static str, default: &'static str, kind: Kind, mutable: bool)
         default,
         kind,
         mutable,
+        class: Class::Honoured,
     }
 }
 
 const MB: i64 = 1024 * 1024;
+const I32: i64 = i32::MAX as i64;
+const I64: i64 = i64::MAX;
 
-/// Every directive Keel understands. Anything else in a config file stops start-up.
+const fn int(min: i64, max: i64) -> Kind {
+    Kind::Int { min, max }
+}
+const fn mem(min: i64) -> Kind {
+    Kind::Memory { min, max: I64 }
+}
+
+// The features a later version of Keel brings, named in refusals.
+const RDB: &str = "persistence (RDB snapshots)";
+const AOF: &str = "AOF persistence";
+const MAXMEMORY: &str = "maxmemory and eviction";
+const REPLICATION: &str = "replication";
+const ACL: &str = "ACL";
+const TLS: &str = "TLS";
+const NOTIFY: &str = "keyspace notifications";
+const LUA: &str = "Lua scripting";
+const CLUSTER: &str = "cluster";
+const OUTPUT_LIMITS: &str = "client output buffer limits";
+const DEFRAG: &str = "active defragmentation";
+const STREAMS: &str = "streams";
+const HLL: &str = "HyperLogLog";
+const TRACKING: &str = "client-side caching (tracking)";
+const UNIX_SOCKET: &str = "Unix socket listeners";
+const MODULES: &str = "modules";
+const SYSLOG: &str = "syslog logging";
+const CPU_AFFINITY: &str = "CPU affinity";
+const DUMP: &str = "DUMP and RESTORE";
+const RENAME: &str = "command renaming";
+
+/// A directive of a feature Keel does not have yet.
+const fn later(
+    feature: &'static str,
+    name: &'static str,
+    default: &'static str,
+    kind: Kind,
+    mutable: bool,
+) -> Directive {
+    Directive {
+        name,
+        default,
+        kind,
+        mutable,
+        class: Class::Later(feature),
+    }
+}
+
+/// A directive Keel accepts and reports but that changes nothing in it.
+const fn noop(name: &'static str, default: &'static str, kind: Kind, mutable: bool) -> Directive {
+    Directive {
+        name,
+        default,
+        kind,
+        mutable,
+        class: Class::NoOp,
+    }
+}
+
+const YES_NO_LOCAL: Kind = Kind::Enum(&["no", "yes", "local"]);
+
+/// Every directive Keel understands: Redis 7.0's, each honoured, refused until a
+/// later feature, or a recorded no-op, plus Keel's own (`threads`, the
+/// `set-max-listpack-*` limits of Redis 7.2, the Bloom filter defaults).
+/// Anything else in a config file stops start-up.
 pub static DIRECTIVES: &[Directive] = &[
+    // Network and process.
     d("bind", "127.0.0.1", Kind::Words, true),
-    d("port", "6379", Kind::Int { min: 0, max: 65535 }, true),
-    d("threads", "0", Kind::Int { min: 0, max: 1024 }, false),
-    d("dir", ".", Kind::Str, true),
-    d(
-        "databases",
-        "16",
-        Kind::Int {
-            min: 1,
-            max: 1_000_000,
-        },
-        false,
-    ),
-    d(
-        "maxclients",
-        "10000",
-        Kind::Int {
-            min: 1,
-            max: 1_000_000,
-        },
-        true,
-    ),
+    d("port", "6379", int(0, 65535), true),
+    d("threads", "0", int(0, 1024), false),
+    d("tcp-backlog", "511", int(0, I32), false),
+    d("tcp-keepalive", "300", int(0, I32), true),
+    d("timeout", "0", int(0, I32), true),
+    d("maxclients", "10000", int(1, 1_000_000), true),
     d("requirepass", "", Kind::Str, true),
-    d("save", "", Kind::Words, true),
-    d("appendonly", "no", Kind::Bool, true),
-    d(
-        "appendfsync",
-        "everysec",
-        Kind::Enum(&["everysec", "always", "no"]),
-        true,
-    ),
-    d("appendfilename", "appendonly.aof", Kind::Str, false),
-    d("dbfilename", "dump.rdb", Kind::Str, true),
-    // Redis accepts any non-negative hz and clamps it to 1..=500 (see `canonical`).
-    d(
-        "hz",
-        "10",
-        Kind::Int {
-            min: 0,
-            max: i32::MAX as i64,
-        },
-        true,
-    ),
-    d(
-        "active-expire-effort",
-        "1",
-        Kind::Int { min: 1, max: 10 },
-        true,
-    ),
-    d(
-        "timeout",
-        "0",
-        Kind::Int {
-            min: 0,
-            max: i32::MAX as i64,
-        },
-        true,
-    ),
-    d(
-        "tcp-keepalive",
-        "300",
-        Kind::Int {
-            min: 0,
-            max: i32::MAX as i64,
-        },
-        true,
-    ),
-    d(
-        "tcp-backlog",
-        "511",
-        Kind::Int {
-            min: 0,
-            max: i32::MAX as i64,
-        },
-        false,
-    ),
-    d("protected-mode", "yes", Kind::Bool, true),
-    d("daemonize", "no", Kind::Enum(&["no"]), false),
-    d(
-        "supervised",
-        "no",
-        Kind::Enum(&["no", "auto", "systemd", "upstart"]),
-        false,
-    ),
+    d("databases", "16", int(1, 1_000_000), false),
+    d("dir", ".", Kind::Str, true),
+    d("daemonize", "no", Kind::Bool, false),
     d("pidfile", "", Kind::Str, false),
+    d("logfile", "", Kind::Str, false),
     d(
         "loglevel",
         "notice",
         Kind::Enum(&["debug", "verbose", "notice", "warning"]),
         true,
     ),
-    d("logfile", "", Kind::Enum(&[""]), false),
-    d(
-        "enable-debug-command",
-        "no",
-        Kind::Enum(&["no", "yes", "local"]),
-        false,
-    ),
-    d(
-        "proto-max-bulk-len",
-        "536870912",
-        Kind::Memory {
-            min: MB,
-            max: i64::MAX,
-        },
-        true,
-    ),
+    d("enable-debug-command", "no", YES_NO_LOCAL, false),
+    d("proto-max-bulk-len", "536870912", mem(MB), true),
+    d("client-query-buffer-limit", "1073741824", mem(MB), true),
+    // Redis accepts any non-negative hz and clamps it to 1..=500 (see `canonical`).
+    d("hz", "10", int(0, I32), true),
+    d("active-expire-effort", "1", int(1, 10), true),
+    // Save points are recorded (two `save` lines add up); with any set,
+    // SHUTDOWN must save, which Keel cannot yet, so it refuses without FORCE
+    // or NOSAVE and logs why.
+    d("save", "", Kind::Special, true),
     // When small collections leave their compact encodings (Redis 7.0's
     // names; set-max-listpack-* are Redis 7.2's).
-    d(
-        "hash-max-listpack-entries",
-        "128",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
-    d(
-        "hash-max-listpack-value",
-        "64",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
-    d(
-        "set-max-intset-entries",
-        "512",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
-    d(
-        "set-max-listpack-entries",
-        "128",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
-    d(
-        "set-max-listpack-value",
-        "64",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
-    d(
-        "zset-max-listpack-entries",
-        "128",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
-    d(
-        "zset-max-listpack-value",
-        "64",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        true,
-    ),
+    d("hash-max-listpack-entries", "128", int(0, I64), true),
+    d("hash-max-listpack-value", "64", mem(0), true),
+    d("set-max-intset-entries", "512", int(0, I64), true),
+    d("set-max-listpack-entries", "128", int(0, I64), true),
+    d("set-max-listpack-value", "64", mem(0), true),
+    d("zset-max-listpack-entries", "128", int(0, I64), true),
+    d("zset-max-listpack-value", "64", mem(0), true),
     d(
         "list-max-listpack-size",
         "-2",
-        Kind::Int {
-            min: i32::MIN as i64,
-            max: i32::MAX as i64,
-        },
-        true,
-    ),
-    d(
-        "client-query-buffer-limit",
-        "1073741824",
-        Kind::Memory {
-            min: MB,
-            max: i64::MAX,
-        },
+        int(i32::MIN as i64, I32),
         true,
     ),
     // What BF.ADD, BF.MADD and BF.INSERT use for a filter they create (RedisBloom's
     // names and defaults). The rate is a float, checked in `canonical_bloom`.
     d("bf-error-rate", "0.01", Kind::Str, true),
-    d(
-        "bf-initial-size",
-        "100",
-        Kind::Int {
-            min: 1,
-            max: 1 << 30,
-        },
-        true,
-    ),
+    d("bf-initial-size", "100", int(1, 1 << 30), true),
     // 0 makes the filters it creates fixed-size.
-    d(
-        "bf-expansion-factor",
-        "2",
-        Kind::Int { min: 0, max: 32768 },
+    d("bf-expansion-factor", "2", int(0, 32768), true),
+    // Recorded no-ops: they tune what Keel does not have (a logo, a process
+    // title, jemalloc, rehashing steps, lazy freeing, OOM scores, THP) or
+    // what it always does its own way.
+    noop("always-show-logo", "no", Kind::Bool, false),
+    noop("set-proc-title", "yes", Kind::Bool, false),
+    noop(
+        "proc-title-template",
+        "{title} {listen-addr} {server-mode}",
+        Kind::Str,
         true,
     ),
+    noop(
+        "supervised",
+        "no",
+        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
+        false,
+    ),
+    noop("protected-mode", "yes", Kind::Bool, true),
+    noop("activerehashing", "yes", Kind::Bool, true),
+    noop("dynamic-hz", "yes", Kind::Bool, true),
+    noop("jemalloc-bg-thread", "yes", Kind::Bool, true),
+    noop("disable-thp", "yes", Kind::Bool, false),
+    noop("lazyfree-lazy-eviction", "no", Kind::Bool, true),
+    noop("lazyfree-lazy-expire", "no", Kind::Bool, true),
+    noop("lazyfree-lazy-server-del", "no", Kind::Bool, true),
+    noop("lazyfree-lazy-user-del", "no", Kind::Bool, true),
+    noop("lazyfree-lazy-user-flush", "no", Kind::Bool, true),
+    noop(
+        "oom-score-adj",
+        "no",
+        Kind::Enum(&["no", "yes", "relative", "absolute"]),
+        true,
+    ),
+    noop("oom-score-adj-values", "0 200 800", Kind::Special, true),
+    noop("crash-log-enabled", "yes", Kind::Bool, true),
+    noop("crash-memcheck-enabled", "yes", Kind::Bool, true),
+    noop("rdbcompression", "yes", Kind::Bool, true),
+    noop("rdbchecksum", "yes", Kind::Bool, false),
+    // Lists are never compressed; the depth is kept for CONFIG GET.
+    noop("list-compress-depth", "0", int(0, I32), true),
+    noop("io-threads", "1", int(1, 128), false),
+    noop("io-threads-do-reads", "no", Kind::Bool, false),
+    noop("ignore-warnings", "", Kind::Str, true),
+    noop("enable-protected-configs", "no", YES_NO_LOCAL, false),
+    noop("socket-mark-id", "0", int(0, u32::MAX as i64), false),
+    // A signal always shuts Keel down at once, without a snapshot.
+    noop(
+        "shutdown-on-sigint",
+        "default",
+        Kind::Enum(&["default", "save", "nosave", "now", "force"]),
+        true,
+    ),
+    noop(
+        "shutdown-on-sigterm",
+        "default",
+        Kind::Enum(&["default", "save", "nosave", "now", "force"]),
+        true,
+    ),
+    // Persistence.
+    later(RDB, "dbfilename", "dump.rdb", Kind::Str, true),
+    later(RDB, "stop-writes-on-bgsave-error", "yes", Kind::Bool, true),
+    later(RDB, "rdb-del-sync-files", "no", Kind::Bool, true),
+    later(RDB, "rdb-save-incremental-fsync", "yes", Kind::Bool, true),
+    later(AOF, "appendonly", "no", Kind::Bool, true),
+    later(
+        AOF,
+        "appendfsync",
+        "everysec",
+        Kind::Enum(&["everysec", "always", "no"]),
+        true,
+    ),
+    later(AOF, "appendfilename", "appendonly.aof", Kind::Str, false),
+    later(AOF, "appenddirname", "appendonlydir", Kind::Str, false),
+    later(AOF, "no-appendfsync-on-rewrite", "no", Kind::Bool, true),
+    later(AOF, "auto-aof-rewrite-percentage", "100", int(0, I32), true),
+    later(AOF, "auto-aof-rewrite-min-size", "67108864", mem(0), true),
+    later(AOF, "aof-load-truncated", "yes", Kind::Bool, true),
+    later(AOF, "aof-use-rdb-preamble", "yes", Kind::Bool, true),
+    later(AOF, "aof-timestamp-enabled", "no", Kind::Bool, true),
+    later(
+        AOF,
+        "aof-rewrite-incremental-fsync",
+        "yes",
+        Kind::Bool,
+        true,
+    ),
+    later(AOF, "aof-disable-auto-gc", "no", Kind::Bool, true),
+    // Memory limits.
+    later(MAXMEMORY, "maxmemory", "0", mem(0), true),
+    later(
+        MAXMEMORY,
+        "maxmemory-policy",
+        "noeviction",
+        Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+        true,
+    ),
+    later(MAXMEMORY, "maxmemory-samples", "5", int(1, I32), true),
+    later(
+        MAXMEMORY,
+        "maxmemory-eviction-tenacity",
+        "10",
+        int(0, 100),
+        true,
+    ),
+    later(
+        MAXMEMORY,
+        "maxmemory-clients",
+        "0",
+        Kind::MemoryOrPercent,
+        true,
+    ),
+    later(MAXMEMORY, "lfu-log-factor", "10", int(0, I32), true),
+    later(MAXMEMORY, "lfu-decay-time", "1", int(0, I32), true),
+    later(
+        OUTPUT_LIMITS,
+        "client-output-buffer-limit",
+        COBL_DEFAULT,
+        Kind::Special,
+        true,
+    ),
+    // Replication.
+    later(REPLICATION, "replicaof", "", Kind::Special, false),
+    later(REPLICATION, "masterauth", "", Kind::Str, true),
+    later(REPLICATION, "masteruser", "", Kind::Str, true),
+    later(
+        REPLICATION,
+        "replica-serve-stale-data",
+        "yes",
+        Kind::Bool,
+        true,
+    ),
+    later(REPLICATION, "replica-read-only", "yes", Kind::Bool, true),
+    later(
+        REPLICATION,
+        "replica-ignore-maxmemory",
+        "yes",
+        Kind::Bool,
+        true,
+    ),
+    later(REPLICATION, "replica-lazy-flush", "no", Kind::Bool, true),
+    later(REPLICATION, "replica-priority", "100", int(0, I32), true),
+    later(REPLICATION, "replica-announce-ip", "", Kind::Str, true),
+    later(
+        REPLICATION,
+        "replica-announce-port",
+        "0",
+        int(0, 65535),
+        true,
+    ),
+    later(REPLICATION, "replica-announced", "yes", Kind::Bool, true),
+    later(
+        REPLICATION,
+        "replica-ignore-disk-write-errors",
+        "no",
+        Kind::Bool,
+        true,
+    ),
+    later(REPLICATION, "repl-diskless-sync", "yes", Kind::Bool, true),
+    later(
+        REPLICATION,
+        "repl-diskless-sync-delay",
+        "5",
+        int(0, I32),
+        true,
+    ),
+    later(
+        REPLICATION,
+        "repl-diskless-sync-max-replicas",
+        "0",
+        int(0, I32),
+        true,
+    ),
+    later(
+        REPLICATION,
+        "repl-diskless-load",
+        "disabled",
+        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
+        true,
+    ),
+    later(
+        REPLICATION,
+        "repl-ping-replica-period",
+        "10",
+        int(1, I32),
+        true,
+    ),
+    later(REPLICATION, "repl-timeout", "60", int(1, I32), true),
+    later(
+        REPLICATION,
+        "repl-disable-tcp-nodelay",
+        "no",
+        Kind::Bool,
+        true,
+    ),
+    later(REPLICATION, "repl-backlog-size", "1048576", mem(1), true),
+    later(REPLICATION, "repl-backlog-ttl", "3600", int(0, I64), true),
+    later(REPLICATION, "min-replicas-to-write", "0", int(0, I32), true),
+    later(REPLICATION, "min-replicas-max-lag", "10", int(0, I32), true),
+    later(REPLICATION, "bind-source-addr", "", Kind::Str, true),
+    later(
+        REPLICATION,
+        "propagation-error-behavior",
+        "ignore",
+        Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
+        true,
+    ),
+    // SHUTDOWN waits this long for replicas to catch up.
+    later(REPLICATION, "shutdown-timeout", "10", int(0, I32), true),
+    // ACL.
+    later(ACL, "aclfile", "", Kind::Str, false),
+    later(ACL, "acllog-max-len", "128", int(0, I64), true),
+    later(
+        ACL,
+        "acl-pubsub-default",
+        "resetchannels",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+        true,
+    ),
+    // Keyspace notifications, scripting, data types and caching not built yet.
+    later(NOTIFY, "notify-keyspace-events", "", Kind::Special, true),
+    later(LUA, "busy-reply-threshold", "5000", int(0, I64), true),
+    later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
+    later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
+    later(HLL, "hll-sparse-max-bytes", "3000", mem(0), true),
+    later(
+        TRACKING,
+        "tracking-table-max-keys",
+        "1000000",
+        int(0, I64),
+        true,
+    ),
+    later(
+        DUMP,
+        "sanitize-dump-payload",
+        "no",
+        Kind::Enum(&["no", "yes", "clients"]),
+        true,
+    ),
+    later(MODULES, "enable-module-command", "no", YES_NO_LOCAL, false),
+    later(DEFRAG, "activedefrag", "no", Kind::Bool, true),
+    later(
+        DEFRAG,
+        "active-defrag-ignore-bytes",
+        "104857600",
+        mem(1),
+        true,
+    ),
+    later(
+        DEFRAG,
+        "active-defrag-threshold-lower",
+        "10",
+        int(0, 1000),
+        true,
+    ),
+    later(
+        DEFRAG,
+        "active-defrag-threshold-upper",
+        "100",
+        int(0, 1000),
+        true,
+    ),
+    later(DEFRAG, "active-defrag-cycle-min", "1", int(1, 99), true),
+    later(DEFRAG, "active-defrag-cycle-max", "25", int(1, 99), true),
+    later(
+        DEFRAG,
+        "active-defrag-max-scan-fields",
+        "1000",
+        int(1, I64),
+        true,
+    ),
+    later(UNIX_SOCKET, "unixsocket", "", Kind::Str, false),
+    later(UNIX_SOCKET, "unixsocketperm", "0", Kind::Octal, false),
+    later(SYSLOG, "syslog-enabled", "no", Kind::Bool, false),
+    later(SYSLOG, "syslog-ident", "redis", Kind::Str, false),
+    later(
+        SYSLOG,
+        "syslog-facility",
+        "local0",
+        Kind::Enum(&[
+            "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+        ]),
+        false,
+    ),
+    later(CPU_AFFINITY, "server_cpulist", "", Kind::Str, false),
+    later(CPU_AFFINITY, "bio_cpulist", "", Kind::Str, false),
+    later(CPU_AFFINITY, "aof_rewrite_cpulist", "", Kind::Str, false),
+    later(CPU_AFFINITY, "bgsave_cpulist", "", Kind::Str, false),
+    // Cluster.
+    later(CLUSTER, "cluster-enabled", "no", Kind::Bool, false),
+    later(
+        CLUSTER,
+        "cluster-config-file",
+        "nodes.conf",
+        Kind::Str,
+        false,
+    ),
+    later(CLUSTER, "cluster-port", "0", int(0, 65535), false),
+    later(CLUSTER, "cluster-node-timeout", "15000", int(0, I64), true),
+    later(CLUSTER, "cluster-announce-ip", "", Kind::Str, true),
+    later(CLUSTER, "cluster-announce-hostname", "", Kind::Str, true),
+    later(CLUSTER, "cluster-announce-port", "0", int(0, 65535), true),
+    later(
+        CLUSTER,
+        "cluster-announce-bus-port",
+        "0",
+        int(0, 65535),
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-announce-tls-port",
+        "0",
+        int(0, 65535),
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-replica-validity-factor",
+        "10",
+        int(0, I32),
+        true,
+    ),
+    later(CLUSTER, "cluster-migration-barrier", "1", int(0, I32), true),
+    later(
+        CLUSTER,
+        "cluster-allow-replica-migration",
+        "yes",
+        Kind::Bool,
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-require-full-coverage",
+        "yes",
+        Kind::Bool,
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-replica-no-failover",
+        "no",
+        Kind::Bool,
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-allow-reads-when-down",
+        "no",
+        Kind::Bool,
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-allow-pubsubshard-when-down",
+        "yes",
+        Kind::Bool,
+        true,
+    ),
+    later(
+        CLUSTER,
+        "cluster-preferred-endpoint-type",
+        "ip",
+        Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
+        true,
+    ),
+    later(CLUSTER, "cluster-link-sendbuf-limit", "0", mem(0), true),
+    // TLS.
+    later(TLS, "tls-port", "0", int(0, 65535), true),
+    later(TLS, "tls-cert-file", "", Kind::Str, true),
+    later(TLS, "tls-key-file", "", Kind::Str, true),
+    later(TLS, "tls-key-file-pass", "", Kind::Str, true),
+    later(TLS, "tls-client-cert-file", "", Kind::Str, true),
+    later(TLS, "tls-client-key-file", "", Kind::Str, true),
+    later(TLS, "tls-client-key-file-pass", "", Kind::Str, true),
+    later(TLS, "tls-dh-params-file", "", Kind::Str, true),
+    later(TLS, "tls-ca-cert-file", "", Kind::Str, true),
+    later(TLS, "tls-ca-cert-dir", "", Kind::Str, true),
+    later(
+        TLS,
+        "tls-auth-clients",
+        "yes",
+        Kind::Enum(&["no", "yes", "optional"]),
+        true,
+    ),
+    later(TLS, "tls-replication", "no", Kind::Bool, true),
+    later(TLS, "tls-cluster", "no", Kind::Bool, true),
+    later(TLS, "tls-protocols", "", Kind::Str, true),
+    later(TLS, "tls-ciphers", "", Kind::Str, true),
+    later(TLS, "tls-ciphersuites", "", Kind::Str, true),
+    later(TLS, "tls-prefer-server-ciphers", "no", Kind::Bool, true),
+    later(TLS, "tls-session-caching", "yes", Kind::Bool, true),
+    later(TLS, "tls-session-cache-size", "20480", int(0, I32), true),
+    later(TLS, "tls-session-cache-timeout", "300", int(0, I32), true),
 ];
 
+/// Older names Redis 7.0 still accepts for a directive. CONFIG GET lists both
+/// names; each reads and writes the same value.
+pub static ALIASES: &[(&str, &str)] = &[
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
+    ("slaveof", "replicaof"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("slave-priority", "replica-priority"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    (
+        "cluster-slave-validity-factor",
+        "cluster-replica-validity-factor",
+    ),
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    ("lua-time-limit", "busy-reply-threshold"),
+];
+
+/// Directives only a config file (or the command line) takes, never CONFIG
+/// GET/SET: `include` is honoured by the loader; the others name a feature
+/// Keel does not have, and are refused with it.
+pub static FILE_ONLY_LATER: &[(&str, &str)] = &[
+    ("rename-command", RENAME),
+    ("loadmodule", MODULES),
+    ("user", ACL),
+];
+
+/// Names Redis 7.0 still reads from a file and ignores.
+pub static IGNORED: &[&str] = &[
+    "list-max-ziplist-entries",
+    "list-max-ziplist-value",
+    "lua-replicate-commands",
+];
+
+/// `client-output-buffer-limit`'s default, in CONFIG GET's form.
+pub const COBL_DEFAULT: &str =
+    "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+
+/// The name Redis reports a directive under when `name` sets it: the alias
+/// itself when `name` is one, else the directive's name.
+pub fn reported_name(name: &str) -> Option<&'static str> {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map(|(alias, _)| *alias)
+        .or_else(|| find(name).map(|d| d.name))
+}
+
 pub fn find(name: &str) -> Option<&'static Directive> {
+    let canonical = ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, to)| *to);
     DIRECTIVES
         .iter()
-        .find(|d| d.name.eq_ignore_ascii_case(name))
+        .find(|d| d.name.eq_ignore_ascii_case(canonical))
 }
 
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ConfigError {
     #[error("Bad directive or wrong number of arguments")]
     Unknown,
+    #[error("wrong number of arguments")]
+    WrongArgs,
     #[error("argument couldn't be parsed into an integer")]
     NotInteger,
     #[error("argument must be between {0} and {1} inclusive")]
     OutOfRange(i64, i64),
     #[error("argument must be a memory value")]
     NotMemory,
+    #[error("argument must be a memory or percent value")]
+    NotMemoryOrPercent,
+    #[error("percentage argument must be less or equal to 100")]
+    PercentTooHigh,
+    #[error("argument couldn't be parsed as an octal number")]
+    NotOctal,
     #[error("argument must be 'yes' or 'no'")]
     NotBool,
     #[error("argument(s) must be one of the following: {0}")]
@@ -283,6 +689,9 @@ pub enum ConfigError {
     Immutable,
     #[error("{0}")]
     Unsupported(&'static str),
+    /// A value that needs a feature Keel does not have yet.
+    #[error("{0} is not available in this build of Keel")]
+    NotAvailable(&'static str),
 }
 
 /// Parse a Redis memory value: a number with an optional k/kb/m/mb/g/gb suffix.
@@ -303,27 +712,79 @@ pub fn parse_memory(s: &str) -> Option<i64> {
     num.parse::<i64>().ok()?.checked_mul(mul)
 }
 
-/// The canonical value of `dir` set to `words`, with the checks Redis makes on
-/// particular directives beyond their kind.
-fn canonical(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
+/// The canonical value of `dir` set to `words`, given its `current` value (some
+/// directives change only part of it), with the checks Redis makes on
+/// particular directives beyond their kind, and the refusal of values that
+/// need a feature Keel does not have.
+fn canonical(dir: &Directive, words: &[&str], current: &str) -> Result<String, ConfigError> {
     if dir.name.starts_with("bf-") {
         return canonical_bloom(dir, words);
     }
-    let v = canonical_kind(dir, words)?;
-    match dir.name {
+    let v = match dir.kind {
+        Kind::Special => canonical_special(dir.name, words, current)?,
+        _ => canonical_kind(dir, words)?,
+    };
+    let v = match dir.name {
         // Redis clamps hz into its working range rather than refusing it.
-        "hz" => Ok(v.parse::<i64>().unwrap_or(10).clamp(1, 500).to_string()),
-        "save" => canonical_save(&v),
-        "appendonly" if v == "yes" => Err(ConfigError::Unsupported(
-            "append-only persistence is not available in this build of Keel",
-        )),
-        _ => Ok(v),
+        "hz" => v.parse::<i64>().unwrap_or(10).clamp(1, 500).to_string(),
+        // "relative" is Redis's other name for "yes".
+        "oom-score-adj" if v == "relative" => "yes".into(),
+        _ => v,
+    };
+    if let Class::Later(feature) = dir.class {
+        if v != dir.default {
+            return Err(ConfigError::NotAvailable(feature));
+        }
+    }
+    Ok(v)
+}
+
+fn canonical_special(name: &str, words: &[&str], current: &str) -> Result<String, ConfigError> {
+    let words: Vec<&str> = words.iter().flat_map(|w| w.split_whitespace()).collect();
+    match name {
+        "save" => canonical_save(&words),
+        "client-output-buffer-limit" => canonical_output_limits(&words, current),
+        "oom-score-adj-values" => {
+            if words.len() != 3 {
+                return Err(ConfigError::WrongArgs);
+            }
+            let bad = ConfigError::Unsupported(
+                "Invalid oom-score-adj-values, elements must be between -2000 and 2000.",
+            );
+            let mut out = Vec::with_capacity(3);
+            for w in &words {
+                let n: i64 = w.parse().map_err(|_| bad.clone())?;
+                if !(-2000..=2000).contains(&n) {
+                    return Err(bad);
+                }
+                out.push(n.to_string());
+            }
+            Ok(out.join(" "))
+        }
+        "notify-keyspace-events" => {
+            let flags = words.concat();
+            if flags.chars().any(|c| !"Ag$lshzxeKEtmdn".contains(c)) {
+                return Err(ConfigError::Unsupported(
+                    "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
+                ));
+            }
+            // Any class at all asks for notifications: refused by `canonical`.
+            Ok(flags)
+        }
+        "replicaof" => match words.as_slice() {
+            [] => Ok(String::new()),
+            [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+                Ok(String::new())
+            }
+            [host, port] => Ok(format!("{host} {port}")),
+            _ => Err(ConfigError::WrongArgs),
+        },
+        _ => Ok(words.join(" ")),
     }
 }
 
 /// `save` takes pairs of <seconds> <changes>: seconds >= 1, changes >= 0.
-fn canonical_save(v: &str) -> Result<String, ConfigError> {
-    let words: Vec<&str> = v.split_whitespace().collect();
+fn canonical_save(words: &[&str]) -> Result<String, ConfigError> {
     let invalid = ConfigError::Unsupported("Invalid save parameters");
     if words.len() & 1 == 1 {
         return Err(invalid);
@@ -339,15 +800,76 @@ fn canonical_save(v: &str) -> Result<String, ConfigError> {
     Ok(out.join(" "))
 }
 
+/// `client-output-buffer-limit <class> <hard> <soft> <soft-seconds> ...`
+/// changes the classes it names and keeps the others.
+fn canonical_output_limits(words: &[&str], current: &str) -> Result<String, ConfigError> {
+    if words.is_empty() || !words.len().is_multiple_of(4) {
+        return Err(ConfigError::Unsupported(
+            "Wrong number of arguments in buffer limit configuration.",
+        ));
+    }
+    let mut classes: Vec<(String, [i64; 3])> = current
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .filter_map(|c| match c {
+            [name, h, s, t] => Some((
+                name.to_string(),
+                [
+                    h.parse().unwrap_or(0),
+                    s.parse().unwrap_or(0),
+                    t.parse().unwrap_or(0),
+                ],
+            )),
+            _ => None,
+        })
+        .collect();
+    for group in words.chunks(4) {
+        let name = match group[0].to_ascii_lowercase().as_str() {
+            "normal" => "normal",
+            "slave" | "replica" => "slave",
+            "pubsub" => "pubsub",
+            _ => {
+                return Err(ConfigError::Unsupported(
+                    "Invalid client class specified in buffer limit configuration.",
+                ))
+            }
+        };
+        let bad = ConfigError::Unsupported(
+            "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+        );
+        let hard = parse_memory(group[1])
+            .filter(|n| *n >= 0)
+            .ok_or(bad.clone())?;
+        let soft = parse_memory(group[2])
+            .filter(|n| *n >= 0)
+            .ok_or(bad.clone())?;
+        let secs = group[3]
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or(bad)?;
+        match classes.iter_mut().find(|(n, _)| n == name) {
+            Some((_, limits)) => *limits = [hard, soft, secs],
+            None => classes.push((name.to_string(), [hard, soft, secs])),
+        }
+    }
+    Ok(classes
+        .iter()
+        .map(|(n, [h, s, t])| format!("{n} {h} {s} {t}"))
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
 fn canonical_kind(dir: &Directive, words: &[&str]) -> Result<String, ConfigError> {
     let single = || -> Result<&str, ConfigError> {
         match words {
             [w] => Ok(w),
-            _ => Err(ConfigError::Unknown),
+            _ => Err(ConfigError::WrongArgs),
         }
     };
     match dir.kind {
-        Kind::Words => Ok(words.join(" ")),
+        Kind::Words | Kind::Special => Ok(words.join(" ")),
         Kind::Str => Ok(single()?.to_string()),
         Kind::Bool => match single()?.to_ascii_lowercase().as_str() {
             "yes" => Ok("yes".into()),
@@ -376,7 +898,77 @@ fn canonical_kind(dir: &Directive, words: &[&str]) -> Result<String, ConfigError
             }
             Ok(v.to_string())
         }
+        Kind::MemoryOrPercent => {
+            let w = single()?;
+            if let Some(p) = w.strip_suffix('%') {
+                let p: i64 = p
+                    .parse()
+                    .ok()
+                    .filter(|p| *p >= 0)
+                    .ok_or(ConfigError::NotMemoryOrPercent)?;
+                if p > 100 {
+                    return Err(ConfigError::PercentTooHigh);
+                }
+                // Redis prints 0% as plain 0.
+                return Ok(if p == 0 { "0".into() } else { format!("{p}%") });
+            }
+            let v = parse_memory(w)
+                .filter(|v| *v >= 0)
+                .ok_or(ConfigError::NotMemoryOrPercent)?;
+            Ok(v.to_string())
+        }
+        Kind::Octal => {
+            let v = i64::from_str_radix(single()?, 8).map_err(|_| ConfigError::NotOctal)?;
+            if !(0..=0o777).contains(&v) {
+                return Err(ConfigError::NotOctal);
+            }
+            Ok(format!("{v:o}"))
+        }
     }
+}
+
+/// Where the server's log lines go, once it has said (the engine writes none
+/// itself otherwise).
+static LOGGER: OnceLock<fn(char, &str)> = OnceLock::new();
+
+/// Send this process's log lines to `f` (level `*` notice, `#` warning).
+pub fn set_logger(f: fn(char, &str)) {
+    let _ = LOGGER.set(f);
+}
+
+/// A warning in the server log, for decisions a client only sees as an error
+/// (SHUTDOWN refused).
+pub fn log_warning(msg: &str) {
+    if let Some(f) = LOGGER.get() {
+        f('#', msg);
+    }
+}
+
+/// `loglevel` as a number (0 debug, 1 verbose, 2 notice, 3 warning) for the
+/// process's log; set at start-up and by CONFIG SET.
+static LOG_VERBOSITY: AtomicU8 = AtomicU8::new(2);
+
+/// Follow `loglevel` (one of its enum values) from now on.
+pub fn set_log_verbosity(loglevel: &str) {
+    let v = match loglevel {
+        "debug" => 0,
+        "verbose" => 1,
+        "warning" => 3,
+        _ => 2,
+    };
+    LOG_VERBOSITY.store(v, Ordering::Relaxed);
+}
+
+/// Whether a line of `level` (Redis's marks: `.` debug, `-` verbose, `*`
+/// notice, `#` warning) is logged at the current `loglevel`.
+pub fn log_enabled(level: char) -> bool {
+    let l = match level {
+        '.' => 0,
+        '-' => 1,
+        '#' => 3,
+        _ => 2,
+    };
+    l >= LOG_VERBOSITY.load(Ordering::Relaxed)
 }
 
 /// The live configuration.
@@ -409,17 +1001,51 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Set one directive. `startup` allows immutable directives (config file and
-    /// command line); CONFIG SET passes false.
+    /// Set one directive, replacing its value. `startup` allows immutable
+    /// directives; CONFIG SET passes false.
     pub fn set(&self, name: &str, words: &[&str], startup: bool) -> Result<(), ConfigError> {
         let dir = find(name).ok_or(ConfigError::Unknown)?;
         if !startup && !dir.mutable {
             return Err(ConfigError::Immutable);
         }
-        let v = canonical(dir, words)?;
+        if words.is_empty() {
+            return Err(ConfigError::WrongArgs);
+        }
+        let v = canonical(dir, words, &self.get(dir.name))?;
         self.values.write().insert(dir.name, v);
         self.refresh_hot();
         Ok(())
+    }
+
+    /// Apply one config file (or command line) line. As in Redis,
+    /// `client-output-buffer-limit` lines each set their class, and with
+    /// `add_up` `save` lines add their points to those before (`save ""`
+    /// clears them). Names Redis ignores are accepted.
+    pub fn apply_line(&self, name: &str, words: &[&str], add_up: bool) -> Result<(), ConfigError> {
+        if IGNORED.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            return Ok(());
+        }
+        if let Some((_, feature)) = FILE_ONLY_LATER
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            return Err(ConfigError::NotAvailable(feature));
+        }
+        let dir = find(name).ok_or(ConfigError::Unknown)?;
+        if dir.name == "save" {
+            // `save` alone (`--save` with no value) clears the points, as in Redis.
+            if words.is_empty() {
+                return self.set(dir.name, &[""], true);
+            }
+            let current = self.get("save");
+            let clears = words.iter().all(|w| w.trim().is_empty());
+            if add_up && !clears && !current.is_empty() {
+                let mut all: Vec<&str> = current.split_whitespace().collect();
+                all.extend(words.iter().flat_map(|w| w.split_whitespace()));
+                return self.set(dir.name, &all, true);
+            }
+        }
+        self.set(dir.name, words, true)
     }
 
     /// Check a value without applying it (CONFIG SET validates all pairs first).
@@ -428,8 +1054,21 @@ impl Config {
         if !dir.mutable {
             return Err(ConfigError::Immutable);
         }
-        canonical(dir, words)?;
+        canonical(dir, words, &self.get(dir.name))?;
         Ok(dir)
+    }
+
+    /// Recorded no-op directives set to something other than their default,
+    /// with their values: what start-up reports, one line each.
+    pub fn noops_changed(&self) -> Vec<(&'static str, String)> {
+        DIRECTIVES
+            .iter()
+            .filter(|d| d.class == Class::NoOp)
+            .filter_map(|d| {
+                let v = self.get(d.name);
+                (v != d.default).then_some((d.name, v))
+            })
+            .collect()
     }
 
     fn refresh_hot(&self) {
@@ -475,14 +1114,39 @@ impl Config {
         self.get(name) == "yes"
     }
 
-    /// Every (name, value) whose name matches the glob `pattern`, case-insensitively.
+    /// The value CONFIG GET reports: as stored, except `dir`, which Redis
+    /// reports as the working directory it is in.
+    pub fn reported(&self, name: &str) -> String {
+        let value = self.get(name);
+        if name == "dir" {
+            if let Ok(cwd) = std::env::current_dir() {
+                return cwd.to_string_lossy().into_owned();
+            }
+        }
+        value
+    }
+
+    /// Every (name, value) whose name matches the glob `pattern`,
+    /// case-insensitively, with values as CONFIG GET reports them. Aliases
+    /// are listed under their own names too, as Redis does.
     pub fn matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
-        self.values
-            .read()
-            .iter()
+        let values = self.values.read();
+        let names = values.iter().map(|(k, v)| (*k, v)).chain(
+            ALIASES
+                .iter()
+                .filter_map(|(alias, to)| values.get(to).map(|v| (*alias, v))),
+        );
+        let mut found: Vec<(&'static str, String)> = names
             .filter(|(k, _)| keel_store::glob::glob_match(pattern, k.as_bytes(), true))
-            .map(|(k, v)| (*k, v.clone()))
-            .collect()
+            .map(|(k, v)| (k, v.clone()))
+            .collect();
+        drop(values);
+        for (k, v) in found.iter_mut() {
+            if *k == "dir" {
+                *v = self.reported("dir");
+            }
+        }
+        found
     }
 
     pub fn proto_max_bulk_len(&self) -> i64 {
@@ -504,7 +1168,8 @@ impl Config {
 }
 
 /// Split a value as CONFIG SET received it into the words `Config::set` takes:
-/// multi-word directives (`save`, `bind`) split on spaces, others stay whole.
+/// `bind` splits on spaces, others stay whole (directives of their own syntax
+/// split it themselves).
 pub fn value_words<'v>(dir: &Directive, value: &'v str) -> Vec<&'v str> {
     match dir.kind {
         Kind::Words => value.split_whitespace().collect(),
@@ -539,7 +1204,10 @@ fn quote_word(word: &str) -> String {
 
 /// The config file line that sets `dir` to `value`.
 fn directive_line(dir: &Directive, value: &str) -> String {
-    let words = value_words(dir, value);
+    let words: Vec<&str> = match dir.kind {
+        Kind::Special => value.split_whitespace().collect(),
+        _ => value_words(dir, value),
+    };
     if words.is_empty() {
         return format!("{} \"\"", dir.name);
     }
@@ -613,7 +1281,225 @@ mod tests {
         assert!(c.set("appendfsync", &["sometimes"], false).is_err());
         c.set("save", &["3600", "1"], false).expect("test value");
         assert_eq!(c.get("save"), "3600 1");
-        assert_eq!(c.matching(b"max*").len(), 1);
+        assert_eq!(c.matching(b"maxc*").len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn loglevel_filters_log_lines() {
+        set_log_verbosity("warning");
+        assert!(log_enabled('#'));
+        assert!(!log_enabled('*'));
+        set_log_verbosity("debug");
+        assert!(log_enabled('.') && log_enabled('-'));
+        set_log_verbosity("notice");
+        assert!(log_enabled('*') && !log_enabled('-'));
+    }
+
+    #[test]
+    fn table_is_consistent() {
+        let c = Config::default();
+        for (i, d) in DIRECTIVES.iter().enumerate() {
+            assert!(
+                DIRECTIVES[..i].iter().all(|e| e.name != d.name),
+                "{} twice",
+                d.name
+            );
+            // Every default is in canonical form and accepted as it is.
+            let words = value_words(d, d.default);
+            assert_eq!(
+                canonical(d, &words, d.default).as_deref(),
+                Ok(d.default),
+                "{}",
+                d.name
+            );
+            assert_eq!(c.get(d.name), d.default);
+        }
+        for (alias, to) in ALIASES {
+            assert!(find(alias).is_some_and(|d| d.name == *to), "{alias}");
+            assert!(find(to).is_some());
+        }
+    }
+
+    #[test]
+    fn aliases_read_and_write_one_value() {
+        let c = Config::default();
+        c.set("hash-max-ziplist-value", &["100"], false)
+            .expect("alias");
+        assert_eq!(c.get("hash-max-listpack-value"), "100");
+        assert_eq!(c.compact_limits().hash_value, 100);
+        let got = c.matching(b"hash-max-*");
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got.contains(&("hash-max-ziplist-value", "100".to_string())));
+        c.set("list-max-ziplist-size", &["-3"], false)
+            .expect("alias");
+        assert_eq!(c.compact_limits().list_size, -3);
+        assert_eq!(c.matching(b"*").len(), DIRECTIVES.len() + ALIASES.len());
+    }
+
+    #[test]
+    fn later_features_accept_only_values_that_ask_nothing_of_them() {
+        let c = Config::default();
+        for (name, ok) in [
+            ("appendonly", "no"),
+            ("maxmemory", "0"),
+            ("maxmemory", "0mb"),
+            ("notify-keyspace-events", ""),
+            ("maxmemory-policy", "NOEVICTION"),
+            ("maxmemory-clients", "0%"),
+            ("tls-port", "0"),
+        ] {
+            c.set(name, &[ok], false).expect(name);
+        }
+        for (name, bad, feature) in [
+            ("appendonly", "yes", AOF),
+            ("maxmemory", "1gb", MAXMEMORY),
+            ("maxmemory-clients", "10%", MAXMEMORY),
+            ("notify-keyspace-events", "KEA", NOTIFY),
+            ("tls-port", "6380", TLS),
+            ("busy-reply-threshold", "100", LUA),
+            ("lua-time-limit", "100", LUA),
+            ("activedefrag", "yes", DEFRAG),
+            (
+                "client-output-buffer-limit",
+                "pubsub 1mb 1mb 10",
+                OUTPUT_LIMITS,
+            ),
+        ] {
+            assert_eq!(
+                c.set(name, &[bad], false),
+                Err(ConfigError::NotAvailable(feature)),
+                "{name} {bad}"
+            );
+        }
+        assert_eq!(
+            ConfigError::NotAvailable(MAXMEMORY).to_string(),
+            "maxmemory and eviction is not available in this build of Keel"
+        );
+        // Validation comes first, with Redis's texts.
+        assert_eq!(
+            c.set("maxmemory", &["x"], false),
+            Err(ConfigError::NotMemory)
+        );
+        assert_eq!(
+            c.set("maxmemory-clients", &["101%"], false),
+            Err(ConfigError::PercentTooHigh)
+        );
+        assert_eq!(
+            c.set("notify-keyspace-events", &["Q"], false)
+                .map_err(|e| e.to_string()),
+            Err("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into())
+        );
+        assert_eq!(
+            c.set("tls-port", &["70000"], false),
+            Err(ConfigError::OutOfRange(0, 65535))
+        );
+        assert_eq!(c.set("replicaof", &["no", "one"], true), Ok(()));
+        assert_eq!(
+            c.set("replicaof", &["127.0.0.1", "6379"], true),
+            Err(ConfigError::NotAvailable(REPLICATION))
+        );
+        assert_eq!(
+            c.set("replicaof", &["x"], true),
+            Err(ConfigError::WrongArgs)
+        );
+    }
+
+    #[test]
+    fn noops_keep_their_values_and_are_listed_when_changed() {
+        let c = Config::default();
+        assert!(c.noops_changed().is_empty());
+        c.set("list-compress-depth", &["3"], false).expect("noop");
+        c.set("activerehashing", &["NO"], false).expect("noop");
+        c.set("always-show-logo", &["yes"], true).expect("noop");
+        assert_eq!(c.get("list-compress-depth"), "3");
+        assert_eq!(
+            c.noops_changed(),
+            vec![
+                ("always-show-logo", "yes".to_string()),
+                ("activerehashing", "no".to_string()),
+                ("list-compress-depth", "3".to_string()),
+            ]
+        );
+        assert_eq!(
+            c.set("jemalloc-bg-thread", &["x"], false),
+            Err(ConfigError::NotBool)
+        );
+        assert_eq!(
+            c.set("list-compress-depth", &["-1"], false),
+            Err(ConfigError::OutOfRange(0, I32))
+        );
+        c.set("oom-score-adj-values", &["0 1 2000"], false)
+            .expect("noop");
+        assert_eq!(c.get("oom-score-adj-values"), "0 1 2000");
+        assert!(c.set("oom-score-adj-values", &["0 1 2001"], false).is_err());
+        assert_eq!(
+            c.set("oom-score-adj-values", &["0 1"], false),
+            Err(ConfigError::WrongArgs)
+        );
+    }
+
+    #[test]
+    fn output_limits_change_only_the_classes_named() {
+        let c = Config::default();
+        c.apply_line(
+            "client-output-buffer-limit",
+            &["normal", "0", "0", "0"],
+            true,
+        )
+        .expect("default class");
+        c.apply_line(
+            "client-output-buffer-limit",
+            &["replica", "256mb", "64mb", "60"],
+            true,
+        )
+        .expect("default class");
+        assert_eq!(c.get("client-output-buffer-limit"), COBL_DEFAULT);
+        let err = |v: &str| {
+            c.set("client-output-buffer-limit", &[v], false)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            err("normal 1 2"),
+            Err("Wrong number of arguments in buffer limit configuration.".into())
+        );
+        assert_eq!(
+            err("foo 1 2 3"),
+            Err("Invalid client class specified in buffer limit configuration.".into())
+        );
+        assert_eq!(
+            err("normal -1 2 3"),
+            Err(
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()
+            )
+        );
+    }
+
+    #[test]
+    fn file_lines_add_up_and_file_only_names_are_handled() {
+        let c = Config::default();
+        c.apply_line("save", &["3600", "1"], true).expect("save");
+        c.apply_line("save", &["300", "100"], true).expect("save");
+        assert_eq!(c.get("save"), "3600 1 300 100");
+        c.apply_line("save", &[""], true).expect("save");
+        assert_eq!(c.get("save"), "");
+        c.apply_line("save", &["60", "1"], true).expect("save");
+        c.apply_line("save", &[], true).expect("save alone");
+        assert_eq!(c.get("save"), "");
+        c.apply_line("list-max-ziplist-entries", &["512"], true)
+            .expect("ignored");
+        assert_eq!(
+            c.apply_line("rename-command", &["FLUSHALL", ""], true),
+            Err(ConfigError::NotAvailable(RENAME))
+        );
+        assert_eq!(
+            c.apply_line("nosuch", &["1"], true),
+            Err(ConfigError::Unknown)
+        );
     }
 }
 

@@ -1,6 +1,29 @@
-//! Log lines on stdout in Redis's layout: `pid:role dd Mon yyyy hh:mm:ss.mmm * msg`.
+//! Log lines in Redis's layout (`pid:role dd Mon yyyy hh:mm:ss.mmm * msg`), on
+//! stdout or appended to `logfile`.
 
 use std::io::Write;
+use std::sync::OnceLock;
+
+/// The `logfile` in use; unset or empty for stdout.
+static LOGFILE: OnceLock<String> = OnceLock::new();
+
+/// Send log lines to `path` from now on ("" keeps stdout). Like Redis, the file
+/// is opened for each line, so a rotated log is recreated by the next line.
+/// Fails when the file cannot be opened for appending.
+pub fn set_logfile(path: &str) -> std::io::Result<()> {
+    if !path.is_empty() {
+        open_logfile(path)?;
+    }
+    let _ = LOGFILE.set(path.to_string());
+    Ok(())
+}
+
+pub fn open_logfile(path: &str) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+}
 
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -21,6 +44,9 @@ fn civil(days: i64) -> (i64, usize, i64) {
 }
 
 pub fn log(level: char, msg: &str) {
+    if !keel_engine::config::log_enabled(level) {
+        return;
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -41,9 +67,18 @@ pub fn log(level: char, msg: &str) {
         level,
         msg
     );
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(line.as_bytes());
-    let _ = out.flush();
+    match LOGFILE.get().filter(|p| !p.is_empty()) {
+        Some(path) => {
+            if let Ok(mut f) = open_logfile(path) {
+                let _ = f.write_all(line.as_bytes());
+            }
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.flush();
+        }
+    }
 }
 
 #[macro_export]

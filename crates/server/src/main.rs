@@ -30,11 +30,16 @@ fn usage() -> ! {
 
 fn load_config(args: &[String]) -> (Config, String) {
     let config = Config::default();
+    let mut loader = startup::Loader::new(&config);
     let mut rest = args;
     let mut file_name = String::new();
     if let Some(first) = args.first() {
         if !first.starts_with("--") {
-            file_name = first.clone();
+            // Absolute, as Redis keeps it: `dir` changes the working directory
+            // before CONFIG REWRITE writes the file back.
+            file_name = std::path::absolute(first)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| first.clone());
             let text = match std::fs::read_to_string(first) {
                 Ok(t) => t,
                 Err(e) => {
@@ -42,10 +47,7 @@ fn load_config(args: &[String]) -> (Config, String) {
                     std::process::exit(1);
                 }
             };
-            if let Err(e) = startup::apply(&config, first, &text) {
-                eprintln!("{e}");
-                std::process::exit(1);
-            }
+            loader.apply(first, &text);
             rest = &args[1..];
         }
     }
@@ -56,11 +58,18 @@ fn load_config(args: &[String]) -> (Config, String) {
             std::process::exit(1);
         }
     };
-    if let Err(e) = startup::apply(&config, "(command line)", &lines.join("\n")) {
-        eprintln!("{e}");
-        std::process::exit(1);
+    loader.apply("(command line)", &lines.join("\n"));
+    if let Err(errors) = loader.finish() {
+        config_errors(&errors);
     }
     (config, file_name)
+}
+
+fn config_errors(errors: &[startup::StartupError]) -> ! {
+    for e in errors {
+        eprintln!("{e}");
+    }
+    std::process::exit(1)
 }
 
 fn main() {
@@ -74,10 +83,43 @@ fn main() {
         _ => {}
     }
     let (config, config_file) = load_config(&args);
-    if let Err(e) = run(config, config_file) {
-        warn!("Fatal: {e:#}");
+    if let Err(e) = start_up(&config) {
+        eprintln!("Fatal: {e}");
         std::process::exit(1);
     }
+    let pidfile = config.get("pidfile");
+    if let Err(e) = run(config, config_file) {
+        warn!("Fatal: {e:#}");
+        pidfile_cleanup(&pidfile);
+        std::process::exit(1);
+    }
+}
+
+/// After the configuration is read and before any thread starts: open the log
+/// file (while errors can still reach the terminal), daemonize, write the pid
+/// file, report recorded no-ops.
+fn start_up(config: &Config) -> std::io::Result<()> {
+    // Checked once the file and the command line are both read, so an option
+    // can move the log somewhere writable.
+    if let Err(e) = log::set_logfile(&config.get("logfile")) {
+        eprintln!(
+            "\n*** FATAL CONFIG FILE ERROR (Keel {}) ***\nCan't open the log file: {}",
+            env!("CARGO_PKG_VERSION"),
+            startup::os_text(&e)
+        );
+        std::process::exit(1);
+    }
+    if config.get_bool("daemonize") {
+        startup::daemonize()?;
+        if config.get("pidfile").is_empty() {
+            let _ = config.set("pidfile", &[startup::DEFAULT_DAEMON_PIDFILE], true);
+        }
+    }
+    keel_engine::config::set_log_verbosity(&config.get("loglevel"));
+    keel_engine::config::set_logger(log::log);
+    startup::write_pidfile(&config.get("pidfile"));
+    startup::log_noops(config);
+    Ok(())
 }
 
 fn run(config: Config, config_file: String) -> anyhow::Result<()> {
@@ -110,11 +152,8 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     let engine = Arc::new(builder.build());
 
     // Bind every listener before announcing readiness.
-    let bound = listen_or_exit(&bind, port, backlog);
+    let bound = listen_or_exit(&bind, port, backlog, &pidfile);
     engine.tcp_port.store(u64::from(port), Ordering::Relaxed);
-    if !pidfile.is_empty() {
-        std::fs::write(&pidfile, format!("{}\n", std::process::id()))?;
-    }
 
     let stop = Arc::new(tokio::sync::Notify::new());
     {
@@ -168,7 +207,7 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         c.kill();
     }
     pidfile_cleanup(&pidfile);
-    info!("Keel is now ready to exit, bye bye...");
+    warn!("Keel is now ready to exit, bye bye...");
     Ok(())
 }
 
@@ -184,18 +223,17 @@ fn fit_maxclients(config: &Config, reserved_fds: u64) {
 
 /// Bind every `bind` address at `port`, or exit as Redis does when one is
 /// taken (by any process, another Keel included) or nothing would listen.
-fn listen_or_exit(bind: &str, port: u16, backlog: i32) -> Vec<net::Bound> {
-    match net::bind_all(bind, port, backlog, Vec::new()) {
-        Ok((bound, _)) if !bound.is_empty() => bound,
-        Ok(_) => {
-            warn!("Configured to not listen anywhere, exiting.");
-            std::process::exit(1);
-        }
-        Err(_) => {
-            warn!("Failed listening on port {port} (TCP), aborting.");
-            std::process::exit(1);
-        }
-    }
+fn listen_or_exit(bind: &str, port: u16, backlog: i32, pidfile: &str) -> Vec<net::Bound> {
+    let why = match net::bind_all(bind, port, backlog, Vec::new()) {
+        Ok((bound, _)) if !bound.is_empty() => return bound,
+        Ok(_) => "Configured to not listen anywhere, exiting.".to_string(),
+        Err(_) => format!("Failed listening on port {port} (TCP), aborting."),
+    };
+    warn!("{why}");
+    // The pid file was written before binding; a server that never listened
+    // leaves none behind.
+    pidfile_cleanup(pidfile);
+    std::process::exit(1);
 }
 
 /// A worker's or the acceptor's runtime: sockets and timers, no signals (the
@@ -278,17 +316,17 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
                 }).await.unwrap_or_default();
             }
             _ = term.recv() => {
-                info!("Received SIGTERM scheduling shutdown...");
+                warn!("Received SIGTERM scheduling shutdown...");
                 engine.request_shutdown();
             }
             _ = int.recv() => {
-                info!("Received SIGINT scheduling shutdown...");
+                warn!("Received SIGINT scheduling shutdown...");
                 engine.request_shutdown();
             }
             _ = stop.notified() => {}
         }
         if engine.shutdown_requested.load(Ordering::SeqCst) {
-            info!("User requested shutdown...");
+            warn!("User requested shutdown...");
             return;
         }
     }

@@ -633,7 +633,10 @@ fn config_get(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
             if let Some(dir) = config::find(&typed) {
                 if !seen.contains(&dir.name) {
                     seen.push(dir.name);
-                    pairs.push((Frame::bulk(pattern.clone()), Frame::bulk(cfg.get(dir.name))));
+                    pairs.push((
+                        Frame::bulk(pattern.clone()),
+                        Frame::bulk(cfg.reported(dir.name)),
+                    ));
                 }
             }
             continue;
@@ -747,6 +750,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
     }
     let cfg = &ctx.engine.config;
     let mut chosen: Vec<(&'static config::Directive, String)> = Vec::new();
+    let mut typed_names: Vec<String> = Vec::new();
     for pair in rest.chunks(2) {
         let typed = String::from_utf8_lossy(&pair[0]);
         let Some(dir) = config::find(&typed) else {
@@ -757,27 +761,34 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         if !dir.mutable {
             return Err(set_failed(&typed, config::ConfigError::Immutable));
         }
-        if chosen.iter().any(|(d, _)| d.name == dir.name) {
+        // An alias and its directive are different names to Redis: both may
+        // be set at once, the later winning.
+        if typed_names.iter().any(|t| t.eq_ignore_ascii_case(&typed)) {
             return Err(set_failed(&typed, "duplicate parameter"));
         }
+        typed_names.push(typed.to_string());
         chosen.push((dir, String::from_utf8_lossy(&pair[1]).into_owned()));
     }
-    for (dir, value) in &chosen {
+    for ((dir, value), typed) in chosen.iter().zip(&typed_names) {
+        let reported = config::reported_name(typed).unwrap_or(dir.name);
         cfg.validate(dir.name, &config::value_words(dir, value))
-            .map_err(|e| set_failed(dir.name, e))?;
+            .map_err(|e| set_failed(reported, e))?;
         check_live(dir, value)?;
     }
     let old: Vec<String> = chosen.iter().map(|(d, _)| cfg.get(d.name)).collect();
     for (i, (dir, value)) in chosen.iter().enumerate() {
         if let Err(e) = cfg.set(dir.name, &config::value_words(dir, value), false) {
             // Validated above, so this is not expected; undo what was applied.
-            for ((d, _), v) in chosen.iter().zip(&old).take(i) {
+            for ((d, _), v) in chosen.iter().zip(&old).take(i).rev() {
                 let _ = cfg.set(d.name, &config::value_words(d, v), true);
             }
             return Err(set_failed(dir.name, e));
         }
     }
     apply_net(ctx.engine, &chosen, &old)?;
+    if chosen.iter().any(|(d, _)| d.name == "loglevel") {
+        config::set_log_verbosity(&cfg.get("loglevel"));
+    }
     for (dir, value) in &chosen {
         if dir.name == "dir" {
             std::env::set_current_dir(value).map_err(|e| set_failed(dir.name, e))?;
@@ -996,6 +1007,18 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     let wants_save = save || (!nosave && !ctx.engine.config.get("save").is_empty());
     if wants_save && !force {
+        // The client only sees "check logs", so the log must say why.
+        let points = ctx.engine.config.get("save");
+        config::log_warning(&format!(
+            "SHUTDOWN refused: it must save a snapshot ({}), and persistence (RDB snapshots) \
+             is not available in this build of Keel. SHUTDOWN NOSAVE exits without saving; \
+             FORCE exits anyway.",
+            if save {
+                "SAVE was given".to_string()
+            } else {
+                format!("save points are configured: save {points}")
+            }
+        ));
         return Err(CmdError::err("Errors trying to SHUTDOWN. Check logs."));
     }
     ctx.engine.request_shutdown();
@@ -1528,10 +1551,11 @@ mod tests {
         let Frame::Map(m) = t.run(&["CONFIG", "GET", "save", "appendonly", "SAVE", "app*"]) else {
             panic!()
         };
-        // save and appendonly once each, plus appendfilename and appendfsync.
-        assert_eq!(m.len(), 4, "{m:?}");
+        // save and appendonly once each, plus appenddirname, appendfilename
+        // and appendfsync.
+        assert_eq!(m.len(), 5, "{m:?}");
         assert_eq!(
-            t.run(&["CONFIG", "GET", "MaxClients", "max*"]),
+            t.run(&["CONFIG", "GET", "MaxClients", "maxc*"]),
             Frame::Map(vec![(bulk("MaxClients"), bulk("10000"))])
         );
         assert_eq!(t.run(&["CONFIG", "GET", "nosuch"]), Frame::Map(vec![]));
