@@ -70,6 +70,10 @@ pub struct Engine {
     pub used_memory: fn() -> u64,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: crate::blocking::Blocking,
+    /// Clients running MONITOR.
+    pub monitors: crate::monitor::Monitors,
+    /// CLIENT PAUSE in force, if any.
+    pub pause: crate::pause::Pause,
 }
 
 pub struct EngineBuilder {
@@ -134,6 +138,8 @@ impl EngineBuilder {
             config_file: self.config_file,
             used_memory: self.used_memory,
             blocking: crate::blocking::Blocking::default(),
+            monitors: crate::monitor::Monitors::default(),
+            pause: crate::pause::Pause::default(),
         }
     }
 }
@@ -181,6 +187,7 @@ impl Engine {
     /// Forget a client whose connection has closed.
     pub fn disconnect(&self, session: &mut Session) {
         self.drop_block(session);
+        crate::monitor::stop(self, session);
         self.watches.unwatch_all(session);
         self.clients.lock().remove(&session.id());
         self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);

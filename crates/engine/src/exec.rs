@@ -126,6 +126,15 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (err(CmdError::NoAuth), Vec::new());
         }
+        if session.monitor.is_some() {
+            if let Some(e) = crate::monitor::refuse(spec) {
+                return (err(e), Vec::new());
+            }
+        }
+        if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
+            session.postponed = Some(argv);
+            return (Frame::Null, Vec::new());
+        }
         if let Some(queue) = session.multi.as_mut() {
             if !spec.flags.contains(Flags::TX_CONTROL) {
                 if spec.flags.contains(Flags::NO_MULTI) {
@@ -160,6 +169,7 @@ impl Engine {
             misses: 0,
             ready: Vec::new(),
             nested: 0,
+            redacted: Vec::new(),
         };
         let reply = run(&mut ctx, id, &argv);
         tick.last = ctx.tick.last;
@@ -263,6 +273,9 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         Ok(Err(e)) => err(e),
         Err(_) => err(CmdError::Internal(engine.commands.full_name(id))),
     };
+    if engine.monitors.active() {
+        crate::monitor::feed(ctx, spec, argv);
+    }
     let changed = ctx.dirty > dirty_before;
     if changed && engine.watches.any() {
         match ctx.modified.take() {

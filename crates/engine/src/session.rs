@@ -30,6 +30,8 @@ pub struct ClientHandle {
     pub no_touch: AtomicBool,
     /// Commands queued since MULTI, for CLIENT LIST `multi=`.
     pub multi_queued: AtomicUsize,
+    /// The client runs MONITOR, for CLIENT LIST `flags=O`.
+    pub monitor: AtomicBool,
     /// Installed by the network layer: closes the socket so a blocked read wakes.
     pub closer: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -54,6 +56,7 @@ impl ClientHandle {
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             multi_queued: AtomicUsize::new(0),
+            monitor: AtomicBool::new(false),
             closer: Mutex::new(None),
         }
     }
@@ -96,7 +99,21 @@ pub struct Session {
     pub blocked: Option<crate::blocking::BlockRequest>,
     /// Set on the stand-in session that serves a blocked client.
     pub(crate) serving: Option<crate::blocking::Serving>,
+    /// The lines a monitoring client (MONITOR) is sent; `None` otherwise.
+    pub monitor: Option<Arc<crate::monitor::MonitorFeed>>,
+    /// A command held back by CLIENT PAUSE: the network layer waits for the
+    /// pause to end and runs it again.
+    pub postponed: Option<Vec<Bytes>>,
+    /// CLIENT REPLY state, `REPLY_*` bits; zero when every reply is sent.
+    pub reply_flags: u8,
 }
+
+/// CLIENT REPLY OFF: no reply is sent until CLIENT REPLY ON.
+pub const REPLY_OFF: u8 = 1;
+/// The reply of the command running now is not sent (set by a SKIP before it).
+pub const REPLY_SKIP: u8 = 2;
+/// CLIENT REPLY SKIP ran: the next command's reply is not sent.
+pub const REPLY_SKIP_NEXT: u8 = 4;
 
 impl Session {
     pub fn new(handle: Arc<ClientHandle>, authenticated: bool) -> Session {
@@ -115,6 +132,9 @@ impl Session {
             handle,
             blocked: None,
             serving: None,
+            monitor: None,
+            postponed: None,
+            reply_flags: 0,
         }
     }
 
@@ -147,11 +167,84 @@ impl Session {
         self.handle.no_touch.store(on, Ordering::Relaxed);
     }
 
+    /// Whether the reply of the command that just finished is sent, moving
+    /// CLIENT REPLY SKIP on by one command, as Redis does once per command
+    /// (including commands refused with an error). Only called when
+    /// `reply_flags` is not zero.
+    pub fn take_reply_turn(&mut self) -> bool {
+        let send = self.reply_flags & (REPLY_OFF | REPLY_SKIP) == 0;
+        self.reply_flags &= !REPLY_SKIP;
+        if self.reply_flags & REPLY_SKIP_NEXT != 0 {
+            self.reply_flags = (self.reply_flags & !REPLY_SKIP_NEXT) | REPLY_SKIP;
+        }
+        send
+    }
+
     /// CLIENT SETNAME / HELLO SETNAME; an empty name clears it.
     pub fn set_name(&mut self, name: Option<Bytes>) {
         // Copied: a slice would keep the whole request buffer alive with it.
         *self.handle.name.lock() = name
             .filter(|n| !n.is_empty())
             .map(|n| Bytes::copy_from_slice(&n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+    use bytes::Bytes;
+    use keel_resp::Frame;
+
+    /// Run `argv` and say what the client receives: `None` when CLIENT REPLY
+    /// holds the reply back (or the reply writes nothing).
+    fn sent(t: &mut TestEngine, argv: &[&str]) -> Option<Frame> {
+        let argv: Vec<Bytes> = argv
+            .iter()
+            .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+            .collect();
+        let reply = t.engine.execute(&mut t.session, argv);
+        let send = t.session.reply_flags == 0 || t.session.take_reply_turn();
+        match reply {
+            Frame::Encoded(b) if b.is_empty() => None,
+            r if send => Some(decoded(r)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn client_reply_off_on_skip() {
+        let mut t = TestEngine::new();
+        let pong = Some(Frame::simple("PONG"));
+        assert_eq!(
+            sent(&mut t, &["CLIENT", "REPLY", "x"]),
+            Some(error("ERR syntax error"))
+        );
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "ON"]), Some(ok()));
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "OFF"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), None);
+        assert_eq!(sent(&mut t, &["NOPE"]), None);
+        // SKIP does nothing while replies are off.
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "SKIP"]), None);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "on"]), Some(ok()));
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "skip"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        // A skipped SKIP still skips the command after it.
+        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "skip"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        // ON is answered even when it is the skipped command.
+        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "ON"]), Some(ok()));
+        // An error counts as the skipped command.
+        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
+        assert_eq!(sent(&mut t, &["GET"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        // RESET turns replies back on and answers.
+        sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
+        assert_eq!(sent(&mut t, &["RESET"]), Some(Frame::simple("RESET")));
+        assert_eq!(sent(&mut t, &["PING"]), pong);
     }
 }
