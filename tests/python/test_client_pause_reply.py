@@ -188,7 +188,8 @@ def test_pause_stops_active_expiry(server, r, unpause):
     time.sleep(0.4)
     # Not reclaimed while paused, though readers see it gone.
     assert r.dbsize() == 1
-    assert r.ttl("e") == -2
+    assert r.ttl("e") == -2 and r.get("e") is None
+    assert r.dbsize() == 1
     r.client_unpause()
     deadline = time.time() + 5
     while r.dbsize() != 0:

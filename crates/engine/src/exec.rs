@@ -154,7 +154,9 @@ impl Engine {
             .handle
             .last_interaction_ms
             .store(tick.now_ms(), Ordering::Relaxed);
-        let guards = self.lock_for(session, spec.keys, spec.flags, &argv);
+        let mut guards = self.lock_for(session, spec.keys, spec.flags, &argv);
+        let held =
+            self.pause.active() && crate::pause::hold_expired(self, &mut guards, tick.now_ms());
         let mut ctx = Ctx {
             engine: self,
             session,
@@ -174,6 +176,9 @@ impl Engine {
         let reply = run(&mut ctx, id, &argv);
         tick.last = ctx.tick.last;
         finish(&mut ctx);
+        if held {
+            crate::pause::release_expired(&mut ctx.guards);
+        }
         if spec.flags.contains(Flags::TX_CONTROL) {
             // MULTI starts an empty queue; EXEC/DISCARD/RESET end it.
             let queued = ctx.session.multi.as_ref().map_or(0, Vec::len);

@@ -14,6 +14,7 @@
 //! layer in `Session::postponed`; the connection waits for [`Pause::wait`] or the
 //! deadline and then runs it again.
 
+use crate::ctx::Guards;
 use crate::engine::Engine;
 use crate::session::Session;
 use crate::spec::{CommandSpec, Flags, Keys};
@@ -175,6 +176,30 @@ pub(crate) fn holds(engine: &Engine, session: &Session, spec: &CommandSpec, now_
                     }))
         }
     }
+}
+
+/// While a pause is in force, keys a command finds expired read as missing but
+/// stay stored, as in Redis: nothing is deleted (or logged as deleted) until the
+/// pause ends. Returns whether it held the command's tables.
+pub(crate) fn hold_expired(engine: &Engine, guards: &mut Guards<'_>, now_ms: u64) -> bool {
+    if !engine.pause.holds_expiry(now_ms) {
+        return false;
+    }
+    set_hold(guards, true);
+    true
+}
+
+/// Undo [`hold_expired`] once the command is done.
+pub(crate) fn release_expired(guards: &mut Guards<'_>) {
+    set_hold(guards, false);
+}
+
+fn set_hold(guards: &mut Guards<'_>, on: bool) {
+    guards.for_each(|shard| {
+        for db in 0..shard.databases() {
+            shard.db(db).set_hold_expired(on);
+        }
+    });
 }
 
 fn may_replicate(spec: &CommandSpec) -> bool {
@@ -343,6 +368,10 @@ mod engine_tests {
             crate::expire::active_expire_cycle(&t.engine, &mut cursor, budget),
             0
         );
+        // Readers see it gone, but it stays stored until the pause ends.
+        assert_eq!(t.run(&["GET", "k"]), Frame::Null);
+        assert_eq!(t.run(&["EXISTS", "k"]), int(0));
+        assert_eq!(t.run(&["DBSIZE"]), int(1));
         t.run(&["CLIENT", "UNPAUSE"]);
         assert_eq!(
             crate::expire::active_expire_cycle(&t.engine, &mut cursor, budget),
