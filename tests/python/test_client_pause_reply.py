@@ -92,6 +92,8 @@ def test_write_pause_holds_writes_and_keeps_order(server, r, raw, unpause):
     wait_blocked(r, 1)
     assert nothing_arrives(raw)
     assert r.get("k") is None
+    held = [c for c in r.client_list() if c["flags"] == "b"]
+    assert len(held) == 1 and held[0]["cmd"] == "set"
     assert r.client_unpause() == "OK"
     assert raw.read() == "OK"
     assert raw.read() == b"v"

@@ -126,12 +126,13 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (err(CmdError::NoAuth), Vec::new());
         }
-        if session.monitor.is_some() {
+        if self.monitors.active() && session.monitor.is_some() {
             if let Some(e) = crate::monitor::refuse(spec) {
                 return (err(e), Vec::new());
             }
         }
         if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
+            session.handle.last_cmd.store(id, Ordering::Relaxed);
             session.postponed = Some(argv);
             return (Frame::Null, Vec::new());
         }

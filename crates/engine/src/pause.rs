@@ -16,7 +16,7 @@
 
 use crate::ctx::Guards;
 use crate::engine::Engine;
-use crate::session::Session;
+use crate::session::{ClientHandle, Session};
 use crate::spec::{CommandSpec, Flags, Keys};
 use parking_lot::Mutex;
 use std::future::Future;
@@ -112,10 +112,12 @@ impl Pause {
         self.waiting.load(Ordering::Relaxed)
     }
 
-    /// Count a held connection for as long as the guard lives.
-    pub fn hold(&self) -> HoldGuard<'_> {
+    /// Count a held connection, and flag it for CLIENT LIST, for as long as
+    /// the guard lives.
+    pub fn hold<'a>(&'a self, client: &'a ClientHandle) -> HoldGuard<'a> {
         self.waiting.fetch_add(1, Ordering::Relaxed);
-        HoldGuard(self)
+        client.paused.store(true, Ordering::Relaxed);
+        HoldGuard(self, client)
     }
 }
 
@@ -129,11 +131,12 @@ fn expire(s: &mut State, now_ms: u64) -> bool {
 }
 
 /// See [`Pause::hold`].
-pub struct HoldGuard<'a>(&'a Pause);
+pub struct HoldGuard<'a>(&'a Pause, &'a ClientHandle);
 
 impl Drop for HoldGuard<'_> {
     fn drop(&mut self) {
         self.0.waiting.fetch_sub(1, Ordering::Relaxed);
+        self.1.paused.store(false, Ordering::Relaxed);
     }
 }
 
@@ -233,12 +236,15 @@ mod tests {
     #[test]
     fn hold_guard_counts() {
         let p = Pause::default();
+        let c = ClientHandle::new(1, String::new(), String::new(), 0);
         {
-            let _a = p.hold();
-            let _b = p.hold();
+            let _a = p.hold(&c);
+            let _b = p.hold(&c);
             assert_eq!(p.waiting(), 2);
+            assert!(c.paused.load(Ordering::Relaxed));
         }
         assert_eq!(p.waiting(), 0);
+        assert!(!c.paused.load(Ordering::Relaxed));
     }
 }
 

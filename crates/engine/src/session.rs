@@ -32,6 +32,8 @@ pub struct ClientHandle {
     pub multi_queued: AtomicUsize,
     /// The client runs MONITOR, for CLIENT LIST `flags=O`.
     pub monitor: AtomicBool,
+    /// A command of the client waits for CLIENT PAUSE to end (`flags=b`).
+    pub paused: AtomicBool,
     /// Installed by the network layer: closes the socket so a blocked read wakes.
     pub closer: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -57,6 +59,7 @@ impl ClientHandle {
             no_touch: AtomicBool::new(false),
             multi_queued: AtomicUsize::new(0),
             monitor: AtomicBool::new(false),
+            paused: AtomicBool::new(false),
             closer: Mutex::new(None),
         }
     }

@@ -485,7 +485,7 @@ async fn wait_unpaused(
     stream: &mut TcpStream,
     rbuf: &mut BytesMut,
 ) -> bool {
-    let _held = engine.pause.hold();
+    let _held = engine.pause.hold(&session.handle);
     loop {
         let now = engine.now_ms();
         let Some((_, end_ms)) = engine.pause.current(now) else {

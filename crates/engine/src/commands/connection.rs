@@ -403,6 +403,9 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle) -> String {
     if in_multi {
         flags.push('x');
     }
+    if h.paused.load(Ordering::Relaxed) {
+        flags.push('b');
+    }
     if h.no_evict.load(Ordering::Relaxed) {
         flags.push('e');
     }
