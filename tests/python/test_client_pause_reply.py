@@ -305,3 +305,23 @@ def test_client_reply_with_pipeline_of_writes(server, r):
 
 def test_client_reply_error_reply_while_on(raw):
     assert raw.cmd("CLIENT", "REPLY", "maybe") == Err("ERR syntax error")
+
+
+def test_client_reply_off_inside_a_transaction(raw):
+    # Redis has sent EXEC's array header before OFF runs, and nothing after it.
+    assert raw.cmd("MULTI") == "OK"
+    assert raw.cmd("CLIENT", "REPLY", "OFF") == "QUEUED"
+    assert raw.cmd("PING") == "QUEUED"
+    raw.send("EXEC")
+    assert raw.f.readline() == b"*2\r\n"
+    assert nothing_arrives(raw)
+    # And ON in a transaction run while replies are off: no header, then the rest.
+    assert raw.cmd("CLIENT", "REPLY", "ON") == "OK"
+    raw.send("CLIENT", "REPLY", "OFF")
+    raw.send("MULTI")
+    raw.send("CLIENT", "REPLY", "ON")
+    raw.send("PING")
+    raw.send("EXEC")
+    assert raw.read() == "OK"
+    assert raw.read() == "PONG"
+    assert raw.cmd("PING", "after") == b"after"

@@ -3,7 +3,7 @@
 //! on (CLIENT LIST, CLIENT KILL), so its fields are atomics or small mutexes.
 
 use bytes::Bytes;
-use keel_resp::Protocol;
+use keel_resp::{Frame, Protocol};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -117,6 +117,37 @@ pub const REPLY_OFF: u8 = 1;
 pub const REPLY_SKIP: u8 = 2;
 /// CLIENT REPLY SKIP ran: the next command's reply is not sent.
 pub const REPLY_SKIP_NEXT: u8 = 4;
+/// The flags under which a reply produced now is dropped.
+const REPLY_HIDDEN: u8 = REPLY_OFF | REPLY_SKIP;
+
+/// Inside EXEC: the reply of a queued command, or nothing when CLIENT REPLY
+/// (run earlier in the same transaction) hides it.
+pub(crate) fn queued_reply(session: &Session, reply: Frame) -> Frame {
+    if session.reply_flags & REPLY_HIDDEN != 0 {
+        Frame::Encoded(Bytes::new())
+    } else {
+        reply
+    }
+}
+
+/// EXEC's reply. When replies were hidden as it started but the transaction
+/// showed them again, Redis had dropped the array header: only the elements
+/// are sent.
+pub(crate) fn exec_reply(session: &Session, hidden_at_start: bool, replies: Vec<Frame>) -> Frame {
+    if !hidden_at_start || session.reply_flags & REPLY_HIDDEN != 0 {
+        return Frame::Array(replies);
+    }
+    let mut out = bytes::BytesMut::new();
+    for r in &replies {
+        keel_resp::encode(r, session.proto, &mut out);
+    }
+    Frame::Encoded(out.freeze())
+}
+
+/// Whether replies are hidden right now, for [`exec_reply`].
+pub(crate) fn replies_hidden(session: &Session) -> bool {
+    session.reply_flags & REPLY_HIDDEN != 0
+}
 
 impl Session {
     pub fn new(handle: Arc<ClientHandle>, authenticated: bool) -> Session {
@@ -172,10 +203,15 @@ impl Session {
 
     /// Whether the reply of the command that just finished is sent, moving
     /// CLIENT REPLY SKIP on by one command, as Redis does once per command
-    /// (including commands refused with an error). Only called when
-    /// `reply_flags` is not zero.
-    pub fn take_reply_turn(&mut self) -> bool {
-        let send = self.reply_flags & (REPLY_OFF | REPLY_SKIP) == 0;
+    /// (including commands refused with an error). `before` is `reply_flags`
+    /// as the command started. Redis drops each part of a reply that is
+    /// produced while replies are hidden; a command that hides or shows
+    /// replies (CLIENT REPLY, RESET, an EXEC running them) has already left
+    /// out what Redis would have dropped, so its reply is only dropped when
+    /// replies were hidden both before and after it. Only called when
+    /// `before | reply_flags` is not zero.
+    pub fn take_reply_turn(&mut self, before: u8) -> bool {
+        let send = before & REPLY_HIDDEN == 0 || self.reply_flags & REPLY_HIDDEN == 0;
         self.reply_flags &= !REPLY_SKIP;
         if self.reply_flags & REPLY_SKIP_NEXT != 0 {
             self.reply_flags = (self.reply_flags & !REPLY_SKIP_NEXT) | REPLY_SKIP;
@@ -205,8 +241,9 @@ mod tests {
             .iter()
             .map(|a| Bytes::copy_from_slice(a.as_bytes()))
             .collect();
+        let before = t.session.reply_flags;
         let reply = t.engine.execute(&mut t.session, argv);
-        let send = t.session.reply_flags == 0 || t.session.take_reply_turn();
+        let send = (before | t.session.reply_flags) == 0 || t.session.take_reply_turn(before);
         match reply {
             Frame::Encoded(b) if b.is_empty() => None,
             r if send => Some(decoded(r)),
@@ -245,6 +282,22 @@ mod tests {
         sent(&mut t, &["CLIENT", "REPLY", "skip"]);
         assert_eq!(sent(&mut t, &["GET"]), None);
         assert_eq!(sent(&mut t, &["PING"]), pong);
+        // In a transaction, what comes after OFF is dropped, the header is not.
+        sent(&mut t, &["MULTI"]);
+        sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
+        sent(&mut t, &["PING"]);
+        let exec = t.engine.execute(&mut t.session, vec!["EXEC".into()]);
+        let mut wire = bytes::BytesMut::new();
+        keel_resp::encode(&exec, keel_resp::Protocol::Resp2, &mut wire);
+        assert_eq!(&wire[..], b"*2\r\n");
+        sent(&mut t, &["MULTI"]);
+        sent(&mut t, &["CLIENT", "REPLY", "ON"]);
+        sent(&mut t, &["PING"]);
+        let exec = t.engine.execute(&mut t.session, vec!["EXEC".into()]);
+        assert_eq!(
+            exec,
+            Frame::Encoded(Bytes::from_static(b"+OK\r\n+PONG\r\n"))
+        );
         // RESET turns replies back on and answers.
         sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
         assert_eq!(sent(&mut t, &["RESET"]), Some(Frame::simple("RESET")));

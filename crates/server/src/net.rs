@@ -176,7 +176,7 @@ async fn connection_loop(
                     else {
                         return Ok(());
                     };
-                    send_reply(session, &reply, &mut wbuf);
+                    send_reply(session, session.reply_flags, &reply, &mut wbuf);
                     // The commands that came after the blocking one, and any
                     // that arrived while it waited, run now.
                     step = process(
@@ -412,6 +412,7 @@ fn process_batch(
         if argv.is_empty() {
             continue;
         }
+        let flags_before = session.reply_flags;
         let reply = engine.execute_with(session, argv, tick);
         if let Some(held) = session.postponed.take() {
             pending.cmds.push_front(held);
@@ -420,27 +421,28 @@ fn process_batch(
         if session.blocked.is_some() {
             // Served at once (clients ahead of it were being served), or wait.
             match engine.block_reply(session) {
-                Some(reply) => send_reply(session, &reply, wbuf),
+                Some(reply) => send_reply(session, flags_before, &reply, wbuf),
                 None => return Batch::Blocked,
             }
         } else {
-            send_reply(session, &reply, wbuf);
+            send_reply(session, flags_before, &reply, wbuf);
         }
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
         }
     }
     if let Some(e) = pending.bad.take() {
-        send_reply(session, &Frame::error(e), wbuf);
+        send_reply(session, session.reply_flags, &Frame::error(e), wbuf);
         return Batch::Close;
     }
     Batch::Ran
 }
 
-/// Encode a command's reply, unless CLIENT REPLY holds it back.
+/// Encode a command's reply, unless CLIENT REPLY holds it back; `before` is
+/// the session's CLIENT REPLY state as the command started.
 #[inline]
-fn send_reply(session: &mut Session, reply: &Frame, wbuf: &mut BytesMut) {
-    if session.reply_flags == 0 || session.take_reply_turn() {
+fn send_reply(session: &mut Session, before: u8, reply: &Frame, wbuf: &mut BytesMut) {
+    if (before | session.reply_flags) == 0 || session.take_reply_turn(before) {
         encode(reply, session.proto, wbuf);
     }
 }
