@@ -71,6 +71,8 @@ pub struct Ctx<'a> {
     /// How deep in nested calls (EXEC, scripts) this command runs; blocking
     /// commands never block when it is above zero.
     pub(crate) nested: u32,
+    /// Arguments MONITOR must not show (passwords), recorded by the handler.
+    pub(crate) redacted: Vec<usize>,
 }
 
 impl<'a> Ctx<'a> {

@@ -83,6 +83,10 @@ pub struct Engine {
     pub blocking: crate::blocking::Blocking,
     /// Installed by the server: rebinding listeners, the descriptor limit.
     pub net: std::sync::OnceLock<Arc<dyn NetControl>>,
+    /// Clients running MONITOR.
+    pub monitors: crate::monitor::Monitors,
+    /// CLIENT PAUSE in force, if any.
+    pub pause: crate::pause::Pause,
 }
 
 pub struct EngineBuilder {
@@ -148,6 +152,8 @@ impl EngineBuilder {
             used_memory: self.used_memory,
             blocking: crate::blocking::Blocking::default(),
             net: std::sync::OnceLock::new(),
+            monitors: crate::monitor::Monitors::default(),
+            pause: crate::pause::Pause::default(),
         }
     }
 }
@@ -195,6 +201,7 @@ impl Engine {
     /// Forget a client whose connection has closed.
     pub fn disconnect(&self, session: &mut Session) {
         self.drop_block(session);
+        crate::monitor::stop(self, session);
         self.watches.unwatch_all(session);
         self.clients.lock().remove(&session.id());
         self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);

@@ -126,6 +126,16 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (err(CmdError::NoAuth), Vec::new());
         }
+        if self.monitors.active() && session.monitor.is_some() {
+            if let Some(e) = crate::monitor::refuse(spec) {
+                return (err(e), Vec::new());
+            }
+        }
+        if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
+            session.handle.last_cmd.store(id, Ordering::Relaxed);
+            session.postponed = Some(argv);
+            return (Frame::Null, Vec::new());
+        }
         if let Some(queue) = session.multi.as_mut() {
             if !spec.flags.contains(Flags::TX_CONTROL) {
                 if spec.flags.contains(Flags::NO_MULTI) {
@@ -145,7 +155,9 @@ impl Engine {
             .handle
             .last_interaction_ms
             .store(tick.now_ms(), Ordering::Relaxed);
-        let guards = self.lock_for(session, spec.keys, spec.flags, &argv);
+        let mut guards = self.lock_for(session, spec.keys, spec.flags, &argv);
+        let held =
+            self.pause.active() && crate::pause::hold_expired(self, &mut guards, tick.now_ms());
         let mut ctx = Ctx {
             engine: self,
             session,
@@ -160,10 +172,14 @@ impl Engine {
             misses: 0,
             ready: Vec::new(),
             nested: 0,
+            redacted: Vec::new(),
         };
         let reply = run(&mut ctx, id, &argv);
         tick.last = ctx.tick.last;
         finish(&mut ctx);
+        if held {
+            crate::pause::release_expired(&mut ctx.guards);
+        }
         if spec.flags.contains(Flags::TX_CONTROL) {
             // MULTI starts an empty queue; EXEC/DISCARD/RESET end it.
             let queued = ctx.session.multi.as_ref().map_or(0, Vec::len);
@@ -263,6 +279,9 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         Ok(Err(e)) => err(e),
         Err(_) => err(CmdError::Internal(engine.commands.full_name(id))),
     };
+    if engine.monitors.active() {
+        crate::monitor::feed(ctx, spec, argv);
+    }
     let changed = ctx.dirty > dirty_before;
     if changed && engine.watches.any() {
         match ctx.modified.take() {

@@ -33,6 +33,10 @@ pub fn cycle_budget(engine: &Engine) -> Duration {
 
 /// Run one cycle; returns the number of keys removed.
 pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: Duration) -> usize {
+    // CLIENT PAUSE keeps the dataset still: nothing expires while it lasts.
+    if engine.pause.holds_expiry(engine.now_ms()) {
+        return 0;
+    }
     let start = Instant::now();
     let shards = engine.keyspace.shard_count();
     let mut removed = 0usize;

@@ -13,6 +13,8 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod expire;
+pub mod monitor;
+pub mod pause;
 pub mod session;
 pub mod spec;
 pub mod stats;

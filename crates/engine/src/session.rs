@@ -3,7 +3,7 @@
 //! on (CLIENT LIST, CLIENT KILL), so its fields are atomics or small mutexes.
 
 use bytes::Bytes;
-use keel_resp::Protocol;
+use keel_resp::{Frame, Protocol};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -39,6 +39,10 @@ pub struct ClientHandle {
     pub bufs: BufferStats,
     /// Set by the clients cron: give back buffer space this client is not using.
     pub shrink: AtomicBool,
+    /// The client runs MONITOR, for CLIENT LIST `flags=O`.
+    pub monitor: AtomicBool,
+    /// A command of the client waits for CLIENT PAUSE to end (`flags=b`).
+    pub paused: AtomicBool,
 }
 
 /// A connection's buffer sizes as its task last published them, for CLIENT
@@ -124,6 +128,8 @@ impl ClientHandle {
             fd: AtomicI32::new(-1),
             bufs: BufferStats::default(),
             shrink: AtomicBool::new(false),
+            monitor: AtomicBool::new(false),
+            paused: AtomicBool::new(false),
         }
     }
 
@@ -170,6 +176,51 @@ pub struct Session {
     pub blocked: Option<crate::blocking::BlockRequest>,
     /// Set on the stand-in session that serves a blocked client.
     pub(crate) serving: Option<crate::blocking::Serving>,
+    /// The lines a monitoring client (MONITOR) is sent; `None` otherwise.
+    pub monitor: Option<Arc<crate::monitor::MonitorFeed>>,
+    /// A command held back by CLIENT PAUSE: the network layer waits for the
+    /// pause to end and runs it again.
+    pub postponed: Option<Vec<Bytes>>,
+    /// CLIENT REPLY state, `REPLY_*` bits; zero when every reply is sent.
+    pub reply_flags: u8,
+}
+
+/// CLIENT REPLY OFF: no reply is sent until CLIENT REPLY ON.
+pub const REPLY_OFF: u8 = 1;
+/// The reply of the command running now is not sent (set by a SKIP before it).
+pub const REPLY_SKIP: u8 = 2;
+/// CLIENT REPLY SKIP ran: the next command's reply is not sent.
+pub const REPLY_SKIP_NEXT: u8 = 4;
+/// The flags under which a reply produced now is dropped.
+const REPLY_HIDDEN: u8 = REPLY_OFF | REPLY_SKIP;
+
+/// Inside EXEC: the reply of a queued command, or nothing when CLIENT REPLY
+/// (run earlier in the same transaction) hides it.
+pub(crate) fn queued_reply(session: &Session, reply: Frame) -> Frame {
+    if session.reply_flags & REPLY_HIDDEN != 0 {
+        Frame::Encoded(Bytes::new())
+    } else {
+        reply
+    }
+}
+
+/// EXEC's reply. When replies were hidden as it started but the transaction
+/// showed them again, Redis had dropped the array header: only the elements
+/// are sent.
+pub(crate) fn exec_reply(session: &Session, hidden_at_start: bool, replies: Vec<Frame>) -> Frame {
+    if !hidden_at_start || session.reply_flags & REPLY_HIDDEN != 0 {
+        return Frame::Array(replies);
+    }
+    let mut out = bytes::BytesMut::new();
+    for r in &replies {
+        keel_resp::encode(r, session.proto, &mut out);
+    }
+    Frame::Encoded(out.freeze())
+}
+
+/// Whether replies are hidden right now, for [`exec_reply`].
+pub(crate) fn replies_hidden(session: &Session) -> bool {
+    session.reply_flags & REPLY_HIDDEN != 0
 }
 
 impl Session {
@@ -189,6 +240,9 @@ impl Session {
             handle,
             blocked: None,
             serving: None,
+            monitor: None,
+            postponed: None,
+            reply_flags: 0,
         }
     }
 
@@ -221,11 +275,106 @@ impl Session {
         self.handle.no_touch.store(on, Ordering::Relaxed);
     }
 
+    /// Whether the reply of the command that just finished is sent, moving
+    /// CLIENT REPLY SKIP on by one command, as Redis does once per command
+    /// (including commands refused with an error). `before` is `reply_flags`
+    /// as the command started. Redis drops each part of a reply that is
+    /// produced while replies are hidden; a command that hides or shows
+    /// replies (CLIENT REPLY, RESET, an EXEC running them) has already left
+    /// out what Redis would have dropped, so its reply is only dropped when
+    /// replies were hidden both before and after it. Only called when
+    /// `before | reply_flags` is not zero.
+    pub fn take_reply_turn(&mut self, before: u8) -> bool {
+        let send = before & REPLY_HIDDEN == 0 || self.reply_flags & REPLY_HIDDEN == 0;
+        self.reply_flags &= !REPLY_SKIP;
+        if self.reply_flags & REPLY_SKIP_NEXT != 0 {
+            self.reply_flags = (self.reply_flags & !REPLY_SKIP_NEXT) | REPLY_SKIP;
+        }
+        send
+    }
+
     /// CLIENT SETNAME / HELLO SETNAME; an empty name clears it.
     pub fn set_name(&mut self, name: Option<Bytes>) {
         // Copied: a slice would keep the whole request buffer alive with it.
         *self.handle.name.lock() = name
             .filter(|n| !n.is_empty())
             .map(|n| Bytes::copy_from_slice(&n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::*;
+    use bytes::Bytes;
+    use keel_resp::Frame;
+
+    /// Run `argv` and say what the client receives: `None` when CLIENT REPLY
+    /// holds the reply back (or the reply writes nothing).
+    fn sent(t: &mut TestEngine, argv: &[&str]) -> Option<Frame> {
+        let argv: Vec<Bytes> = argv
+            .iter()
+            .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+            .collect();
+        let before = t.session.reply_flags;
+        let reply = t.engine.execute(&mut t.session, argv);
+        let send = (before | t.session.reply_flags) == 0 || t.session.take_reply_turn(before);
+        match reply {
+            Frame::Encoded(b) if b.is_empty() => None,
+            r if send => Some(decoded(r)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn client_reply_off_on_skip() {
+        let mut t = TestEngine::new();
+        let pong = Some(Frame::simple("PONG"));
+        assert_eq!(
+            sent(&mut t, &["CLIENT", "REPLY", "x"]),
+            Some(error("ERR syntax error"))
+        );
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "ON"]), Some(ok()));
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "OFF"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), None);
+        assert_eq!(sent(&mut t, &["NOPE"]), None);
+        // SKIP does nothing while replies are off.
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "SKIP"]), None);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "on"]), Some(ok()));
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "skip"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        // A skipped SKIP still skips the command after it.
+        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "skip"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        // ON is answered even when it is the skipped command.
+        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
+        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "ON"]), Some(ok()));
+        // An error counts as the skipped command.
+        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
+        assert_eq!(sent(&mut t, &["GET"]), None);
+        assert_eq!(sent(&mut t, &["PING"]), pong);
+        // In a transaction, what comes after OFF is dropped, the header is not.
+        sent(&mut t, &["MULTI"]);
+        sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
+        sent(&mut t, &["PING"]);
+        let exec = t.engine.execute(&mut t.session, vec!["EXEC".into()]);
+        let mut wire = bytes::BytesMut::new();
+        keel_resp::encode(&exec, keel_resp::Protocol::Resp2, &mut wire);
+        assert_eq!(&wire[..], b"*2\r\n");
+        sent(&mut t, &["MULTI"]);
+        sent(&mut t, &["CLIENT", "REPLY", "ON"]);
+        sent(&mut t, &["PING"]);
+        let exec = t.engine.execute(&mut t.session, vec!["EXEC".into()]);
+        assert_eq!(
+            exec,
+            Frame::Encoded(Bytes::from_static(b"+OK\r\n+PONG\r\n"))
+        );
+        // RESET turns replies back on and answers.
+        sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
+        assert_eq!(sent(&mut t, &["RESET"]), Some(Frame::simple("RESET")));
+        assert_eq!(sent(&mut t, &["PING"]), pong);
     }
 }

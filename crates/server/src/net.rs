@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Notify};
 
@@ -631,7 +631,12 @@ async fn connection_loop(
     let mut progress: Option<Progress> = None;
     let mut pending = Pending::default();
     loop {
-        let n = match read_some(engine, &handle, stream, &mut rbuf, wake).await? {
+        let read = if session.monitor.is_some() {
+            monitor_read(engine, session, stream, &mut rbuf, wake).await?
+        } else {
+            read_some(engine, &handle, stream, &mut rbuf, wake).await?
+        };
+        let n = match read {
             Wait::Read(n) => n,
             Wait::Closed => return Ok(()),
             Wait::Woken => {
@@ -677,9 +682,24 @@ async fn connection_loop(
                     else {
                         return Ok(());
                     };
-                    encode(&reply, session.proto, &mut wbuf);
+                    send_reply(session, session.reply_flags, &reply, &mut wbuf);
                     // The commands that came after the blocking one, and any
                     // that arrived while it waited, run now.
+                    step = process(
+                        engine,
+                        session,
+                        &mut rbuf,
+                        &mut wbuf,
+                        &mut progress,
+                        &mut pending,
+                        true,
+                    );
+                }
+                Step::Paused => {
+                    if !wait_unpaused(engine, session, stream, &mut rbuf, wake).await {
+                        return Ok(());
+                    }
+                    // The held command runs again, then what followed it.
                     step = process(
                         engine,
                         session,
@@ -779,6 +799,8 @@ enum Step {
     Close,
     /// Write the replies, then wait for the blocked command.
     Blocked,
+    /// Write the replies, then wait for CLIENT PAUSE to let the next command run.
+    Paused,
 }
 
 /// Run every complete request in `rbuf`, appending replies to `wbuf`. `resumed`
@@ -811,6 +833,7 @@ fn process(
         ) {
             Batch::Close => return Step::Close,
             Batch::Blocked => return Step::Blocked,
+            Batch::Paused => return Step::Paused,
             Batch::NeedMore => return Step::Continue,
             Batch::Ran => {
                 if !one_at_a_time && !resumed {
@@ -830,6 +853,8 @@ enum Batch {
     Close,
     /// A command blocked; the rest wait in `Pending`.
     Blocked,
+    /// CLIENT PAUSE holds a command; it and the rest wait in `Pending`.
+    Paused,
 }
 
 /// Find the complete requests at the front of `rbuf` (at most one when
@@ -910,25 +935,130 @@ fn process_batch(
         if argv.is_empty() {
             continue;
         }
+        let flags_before = session.reply_flags;
         let reply = engine.execute_with(session, argv, tick);
+        if let Some(held) = session.postponed.take() {
+            pending.cmds.push_front(held);
+            return Batch::Paused;
+        }
         if session.blocked.is_some() {
             // Served at once (clients ahead of it were being served), or wait.
             match engine.block_reply(session) {
-                Some(reply) => encode(&reply, session.proto, wbuf),
+                Some(reply) => send_reply(session, flags_before, &reply, wbuf),
                 None => return Batch::Blocked,
             }
         } else {
-            encode(&reply, session.proto, wbuf);
+            send_reply(session, flags_before, &reply, wbuf);
         }
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
         }
     }
     if let Some(e) = pending.bad.take() {
-        encode(&Frame::error(e), session.proto, wbuf);
+        send_reply(session, session.reply_flags, &Frame::error(e), wbuf);
         return Batch::Close;
     }
     Batch::Ran
+}
+
+/// Encode a command's reply, unless CLIENT REPLY holds it back; `before` is
+/// the session's CLIENT REPLY state as the command started.
+#[inline]
+fn send_reply(session: &mut Session, before: u8, reply: &Frame, wbuf: &mut BytesMut) {
+    if (before | session.reply_flags) == 0 || session.take_reply_turn(before) {
+        encode(reply, session.proto, wbuf);
+    }
+}
+
+/// Read for a monitoring client: while it sends nothing, write the lines fed to
+/// it (none while its replies are off). Monitors never time out, as in Redis.
+async fn monitor_read(
+    engine: &Engine,
+    session: &Session,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+    wake: &Notify,
+) -> std::io::Result<Wait> {
+    let Some(feed) = session.monitor.clone() else {
+        return read_some(engine, &session.handle, stream, rbuf, wake).await;
+    };
+    let mut lines = BytesMut::new();
+    loop {
+        if feed.is_closed() {
+            return read_some(engine, &session.handle, stream, rbuf, wake).await;
+        }
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+            BufferStats::set(&session.handle.bufs.qbuf_cap, rbuf.capacity());
+        }
+        tokio::select! {
+            r = stream.read_buf(rbuf) => return Ok(match r? {
+                0 => Wait::Closed,
+                n => Wait::Read(n),
+            }),
+            _ = wake.notified() => return Ok(Wait::Woken),
+            _ = feed.ready() => {
+                feed.take_into(&mut lines);
+                if session.reply_flags & keel_engine::session::REPLY_OFF == 0 && !lines.is_empty() {
+                    engine
+                        .stats
+                        .net_output_bytes
+                        .fetch_add(lines.len() as u64, Ordering::Relaxed);
+                    stream.write_all(&lines).await?;
+                }
+                lines.clear();
+            }
+        }
+    }
+}
+
+/// Wait until CLIENT PAUSE ends (UNPAUSE or its deadline) so the held command
+/// can run again, reading (not running) what the client sends meanwhile so a
+/// closed connection is noticed. Returns false when the connection must close.
+async fn wait_unpaused(
+    engine: &Engine,
+    session: &Session,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+    wake: &Notify,
+) -> bool {
+    let _held = engine.pause.hold(&session.handle);
+    loop {
+        let now = engine.now_ms();
+        let Some((_, end_ms)) = engine.pause.current(now) else {
+            return true;
+        };
+        // Re-checked at least hourly, so a far deadline needs no huge timer.
+        let left = u64::try_from(end_ms).unwrap_or(0).saturating_sub(now);
+        let sleep = tokio::time::sleep(std::time::Duration::from_millis(left.min(3_600_000)));
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+        }
+        tokio::select! {
+            _ = engine.pause.wait() => return true,
+            _ = sleep => {}
+            _ = wake.notified() => {
+                if session.handle.is_killed() {
+                    return false;
+                }
+                if session.handle.shrink.load(Ordering::Relaxed) {
+                    give_back_buffers(&session.handle, rbuf, None);
+                }
+            }
+            r = stream.read_buf(rbuf) => match r {
+                Ok(n) if n > 0 && !session.handle.is_killed() => {
+                    engine
+                        .stats
+                        .net_input_bytes
+                        .fetch_add(n as u64, Ordering::Relaxed);
+                    if rbuf.len() as i64 > engine.config.query_buffer_limit() {
+                        return false;
+                    }
+                }
+                _ => return false,
+            },
+        }
+    }
 }
 
 #[cfg(test)]

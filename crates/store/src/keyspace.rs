@@ -161,6 +161,9 @@ pub struct Table {
     /// Keys removed because they were found expired on access; drained by the
     /// executor, which logs each as a DEL.
     lazy_expired: Vec<CompactBytes>,
+    /// Expired keys read as missing but stay stored (CLIENT PAUSE keeps the
+    /// dataset still); set by the executor around one command.
+    hold_expired: bool,
 }
 
 /// The hash table's callback for moving an index when it grows: the hash of
@@ -244,7 +247,9 @@ impl Table {
         let slot = self.index_of(hash, key)?;
         let e = self.slab.get(slot)?;
         if e.deadline != 0 && self.deadlines.expired(e, now_ms) {
-            self.expire_now(hash, key);
+            if !self.hold_expired {
+                self.expire_now(hash, key);
+            }
             return None;
         }
         Some((slot, self.slab.get_mut(slot)?))
@@ -363,6 +368,12 @@ impl Table {
         self.slab.clear();
         self.deadlines = Deadlines::default();
         n
+    }
+
+    /// While on, a key found expired on access reads as missing but is not
+    /// removed.
+    pub fn set_hold_expired(&mut self, on: bool) {
+        self.hold_expired = on;
     }
 
     /// Keys found expired on access since the last drain.
@@ -607,6 +618,21 @@ mod tests {
             t.drain_lazy_expired().collect::<Vec<_>>(),
             vec![CompactBytes::new(b"k")]
         );
+    }
+
+    #[test]
+    fn held_expired_keys_read_missing_and_stay() {
+        let mut t = Table::default();
+        t.insert(b"k", s("v"), 1000, 0);
+        t.set_hold_expired(true);
+        assert!(t.get(b"k", 1000).is_none());
+        assert_eq!(t.expiry(b"k", 1000), None);
+        assert_eq!(t.len(), 1);
+        assert!(!t.has_lazy_expired());
+        t.set_hold_expired(false);
+        assert!(t.get(b"k", 1000).is_none());
+        assert_eq!(t.len(), 0);
+        assert!(t.has_lazy_expired());
     }
 
     #[test]

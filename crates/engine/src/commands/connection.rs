@@ -6,6 +6,7 @@
 use crate::args::{is, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::pause::PauseMode;
 use crate::session::ClientHandle;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
@@ -18,8 +19,9 @@ use std::sync::Arc;
 /// CLIENT SETINFO and NO-TOUCH, which clients send without checking the version.
 pub const REDIS_VERSION: &str = "7.0.15";
 
-pub(crate) static COMMANDS: &[&CommandSpec] =
-    &[&PING, &ECHO, &HELLO, &AUTH, &SELECT, &QUIT, &RESET, &CLIENT];
+pub(crate) static COMMANDS: &[&CommandSpec] = &[
+    &PING, &ECHO, &HELLO, &AUTH, &SELECT, &QUIT, &RESET, &CLIENT, &MONITOR,
+];
 
 /// Flags Redis gives the commands a client may send before authenticating.
 const PRE_AUTH: Flags = Flags::NOSCRIPT
@@ -150,6 +152,9 @@ fn hello(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut name: Option<&Bytes> = None;
     while let Some(opt) = args.next_opt() {
         if is(opt, "AUTH") && args.remaining() >= 2 {
+            let at = args.argv().len() - args.remaining();
+            crate::monitor::redact(ctx, at);
+            crate::monitor::redact(ctx, at + 1);
             let user = args.next_arg()?;
             auth = Some((user, args.next_arg()?));
         } else if is(opt, "SETNAME") && args.remaining() >= 1 {
@@ -208,6 +213,9 @@ fn auth(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         2 => (Some(args.next_arg()?.as_ref()), args.next_arg()?),
         _ => return Err(CmdError::Syntax),
     };
+    for pos in 1..args.argv().len() {
+        crate::monitor::redact(ctx, pos);
+    }
     // A failed attempt leaves an already authenticated connection authenticated.
     check_credentials(ctx, user, pass)?;
     ctx.session.authenticated = true;
@@ -271,6 +279,10 @@ fn reset(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     ctx.session.set_name(None);
     ctx.session.set_no_evict(false);
     ctx.session.set_no_touch(false);
+    crate::monitor::stop(ctx.engine, ctx.session);
+    // Replies are switched back on before RESET answers; a SKIP in effect
+    // still hides its answer.
+    ctx.session.reply_flags &= crate::session::REPLY_SKIP;
     if !ctx.engine.config.get("requirepass").is_empty() {
         ctx.session.authenticated = false;
     }
@@ -296,6 +308,9 @@ pub(crate) const CLIENT: CommandSpec = CommandSpec {
         &CLIENT_SETINFO,
         &CLIENT_NO_EVICT,
         &CLIENT_NO_TOUCH,
+        &CLIENT_PAUSE,
+        &CLIENT_UNPAUSE,
+        &CLIENT_REPLY,
         &CLIENT_HELP,
     ],
     run: container,
@@ -421,8 +436,14 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     };
     let in_multi = h.in_multi.load(Ordering::Relaxed);
     let mut flags = String::new();
+    if h.monitor.load(Ordering::Relaxed) {
+        flags.push('O');
+    }
     if in_multi {
         flags.push('x');
+    }
+    if h.paused.load(Ordering::Relaxed) {
+        flags.push('b');
     }
     if h.no_evict.load(Ordering::Relaxed) {
         flags.push('e');
@@ -666,6 +687,141 @@ fn kill_matching(ctx: &mut Ctx<'_>, filter: &KillFilter<'_>, skipme: bool) -> us
     victims.len()
 }
 
+/// A reply that writes nothing: what Redis sends for CLIENT REPLY OFF/SKIP and
+/// for a repeated MONITOR.
+fn no_reply() -> Frame {
+    Frame::Encoded(Bytes::new())
+}
+
+pub(crate) const MONITOR: CommandSpec = CommandSpec {
+    name: "MONITOR",
+    group: Group::Server,
+    arity: 1,
+    flags: CLIENT_ADMIN,
+    keys: Keys::None,
+    summary: "Streams every command the server runs, as it runs it.",
+    since: "1.0.0",
+    complexity: "",
+    subcommands: &[],
+    run: monitor,
+};
+
+fn monitor(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    // Inside EXEC a client expects one reply per command, which a stream of
+    // lines would break.
+    if ctx.nested > 0 {
+        return Err(CmdError::err(
+            "MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
+    // Redis ignores MONITOR from a client that already monitors.
+    if ctx.session.monitor.is_some() {
+        return Ok(no_reply());
+    }
+    crate::monitor::start(ctx.engine, ctx.session);
+    Ok(Frame::ok())
+}
+
+pub(crate) const CLIENT_PAUSE: CommandSpec = CommandSpec {
+    name: "CLIENT|PAUSE",
+    group: Group::Connection,
+    arity: -3,
+    flags: CLIENT_ADMIN,
+    keys: Keys::None,
+    summary: "Holds back clients' commands for a while.",
+    since: "2.9.50",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: client_pause,
+};
+
+fn client_pause(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    if args.remaining() > 2 {
+        let sub = args
+            .argv()
+            .get(1)
+            .map(|s| String::from_utf8_lossy(s).into_owned());
+        return Err(CmdError::err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            sub.unwrap_or_default()
+        )));
+    }
+    let timeout = args.next_arg()?;
+    let mode = match args.next_opt() {
+        None => PauseMode::All,
+        Some(m) if is(m, "WRITE") => PauseMode::Write,
+        Some(m) if is(m, "ALL") => PauseMode::All,
+        Some(_) => return Err(CmdError::err("CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let ms = keel_store::num::parse_i64(timeout)
+        .ok_or_else(|| CmdError::err("timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::err("timeout is negative"));
+    }
+    let now = ctx.now_ms();
+    // Like Redis, a timeout of 0 is a deadline already passed, and one so large
+    // that the deadline overflows wraps into the past: neither pauses anything.
+    let end = if ms > 0 {
+        (now as i64).wrapping_add(ms)
+    } else {
+        0
+    };
+    ctx.engine.pause.pause(mode, end, now);
+    Ok(Frame::ok())
+}
+
+pub(crate) const CLIENT_UNPAUSE: CommandSpec = CommandSpec {
+    name: "CLIENT|UNPAUSE",
+    group: Group::Connection,
+    arity: 2,
+    flags: CLIENT_ADMIN,
+    keys: Keys::None,
+    summary: "Ends a client pause at once.",
+    since: "6.2.0",
+    complexity: "O(N) Where N is the number of paused clients",
+    subcommands: &[],
+    run: client_unpause,
+};
+
+fn client_unpause(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.engine.pause.unpause();
+    Ok(Frame::ok())
+}
+
+pub(crate) const CLIENT_REPLY: CommandSpec = CommandSpec {
+    name: "CLIENT|REPLY",
+    group: Group::Connection,
+    arity: 3,
+    flags: CLIENT_SUB,
+    keys: Keys::None,
+    summary: "Turns the connection's replies on or off, or skips the next one.",
+    since: "3.2.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: client_reply,
+};
+
+fn client_reply(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    use crate::session::{REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT};
+    let v = args.next_arg()?;
+    let flags = &mut ctx.session.reply_flags;
+    if is(v, "ON") {
+        // Cleared before answering, so ON is answered even when replies were off.
+        *flags &= !(REPLY_OFF | REPLY_SKIP);
+        Ok(Frame::ok())
+    } else if is(v, "OFF") {
+        *flags |= REPLY_OFF;
+        Ok(no_reply())
+    } else if is(v, "SKIP") {
+        if *flags & REPLY_OFF == 0 {
+            *flags |= REPLY_SKIP_NEXT;
+        }
+        Ok(no_reply())
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
 pub(crate) const CLIENT_SETINFO: CommandSpec = CommandSpec {
     name: "CLIENT|SETINFO",
     group: Group::Connection,
@@ -801,6 +957,12 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdErr
         "    Exempt this connection from client eviction.",
         "NO-TOUCH (ON|OFF)",
         "    Read keys without updating their access time.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Hold back every command, or only those that write, for <timeout> ms.",
+        "UNPAUSE",
+        "    End a pause at once.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Send replies, stop sending them, or leave out the next one.",
         "HELP",
         "    Print this help.",
     ]))

@@ -281,8 +281,11 @@ fn docs_entry(table: &CommandTable, id: usize) -> Frame {
         ("summary", bulk(spec.summary)),
         ("since", bulk(spec.since)),
         ("group", bulk(spec.group.name())),
-        ("complexity", bulk(spec.complexity)),
     ];
+    // Redis documents no complexity for a few commands (MONITOR).
+    if !spec.complexity.is_empty() {
+        fields.push(("complexity", bulk(spec.complexity)));
+    }
     let subs: Vec<(Frame, Frame)> = subcommand_ids(table, id)
         .map(|s| (bulk(&table.full_name(s)), docs_entry(table, s)))
         .collect();

@@ -272,7 +272,12 @@ fn info_clients(e: &Engine, out: &mut String) {
     );
     field!(out, "cluster_connections", "0");
     field!(out, "maxclients", "{}", e.config.maxclients());
-    field!(out, "blocked_clients", "{}", e.blocking.blocked_clients());
+    field!(
+        out,
+        "blocked_clients",
+        "{}",
+        e.blocking.blocked_clients() + e.pause.waiting()
+    );
     field!(out, "tracking_clients", "0");
     field!(out, "clients_in_timeout_table", "0");
 }

@@ -97,14 +97,21 @@ fn exec(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let db_at_start = ctx.db();
     let effects_before = ctx.effects.len();
     ctx.log_effect(db_at_start, vec![Bytes::from_static(b"MULTI")]);
-    let replies: Vec<Frame> = queue.iter().map(|argv| ctx.call(argv)).collect();
+    let hidden = crate::session::replies_hidden(ctx.session);
+    let replies: Vec<Frame> = queue
+        .iter()
+        .map(|argv| {
+            let reply = ctx.call(argv);
+            crate::session::queued_reply(ctx.session, reply)
+        })
+        .collect();
     if ctx.effects.len() > effects_before + 1 {
         let db = ctx.db();
         ctx.log_effect(db, vec![Bytes::from_static(b"EXEC")]);
     } else {
         ctx.effects.truncate(effects_before);
     }
-    Ok(Frame::Array(replies))
+    Ok(crate::session::exec_reply(ctx.session, hidden, replies))
 }
 
 pub(crate) const DISCARD: CommandSpec = CommandSpec {

@@ -1,0 +1,413 @@
+//! MONITOR: every command the server runs, as a line, to each monitoring client.
+//!
+//! The executor feeds a command after it ran (so `SELECT 3` is shown in database
+//! 3, as Redis 7.0 shows it), from whichever worker thread ran it, while it
+//! still holds its shard locks: lines of commands that touch the same keys are
+//! in execution order, and lines of one connection are in its order. Each
+//! monitor has a [`MonitorFeed`], a byte buffer its connection drains and writes.
+//!
+//! Cost when nobody monitors: one relaxed atomic load per command
+//! ([`Monitors::active`]). Commands flagged `admin` or `skip_monitor` are never
+//! shown; neither is a blocked command when it is served (it was shown when it
+//! was sent), nor a command refused before it ran (unknown, arity, NOAUTH,
+//! queued by MULTI: queued commands are shown when EXEC runs them).
+
+use crate::ctx::Ctx;
+use crate::engine::Engine;
+use crate::error::CmdError;
+use crate::session::Session;
+use crate::spec::{CommandSpec, Flags};
+use bytes::{Bytes, BytesMut};
+use parking_lot::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+/// The monitoring clients.
+#[derive(Default)]
+pub struct Monitors {
+    count: AtomicUsize,
+    feeds: Mutex<Vec<Arc<MonitorFeed>>>,
+}
+
+impl Monitors {
+    /// Whether any client monitors: the one check on the request path.
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
+    }
+
+    /// Register client `id` as a monitor.
+    pub fn add(&self, id: u64) -> Arc<MonitorFeed> {
+        let feed = Arc::new(MonitorFeed {
+            client_id: id,
+            state: Mutex::new(FeedState::default()),
+        });
+        let mut feeds = self.feeds.lock();
+        feeds.push(feed.clone());
+        self.count.store(feeds.len(), Ordering::Relaxed);
+        feed
+    }
+
+    /// Stop feeding client `id` (RESET, disconnect).
+    pub fn remove(&self, id: u64) {
+        let mut feeds = self.feeds.lock();
+        feeds.retain(|f| {
+            if f.client_id == id {
+                f.close();
+            }
+            f.client_id != id
+        });
+        self.count.store(feeds.len(), Ordering::Relaxed);
+    }
+
+    /// Append one encoded line to every monitor.
+    fn push(&self, line: &[u8]) {
+        for f in self.feeds.lock().iter() {
+            f.push(line);
+        }
+    }
+}
+
+/// What one monitoring connection has not written yet.
+pub struct MonitorFeed {
+    client_id: u64,
+    state: Mutex<FeedState>,
+}
+
+#[derive(Default)]
+struct FeedState {
+    lines: BytesMut,
+    waker: Option<Waker>,
+    closed: bool,
+}
+
+impl MonitorFeed {
+    fn push(&self, line: &[u8]) {
+        let mut s = self.state.lock();
+        if s.closed {
+            return;
+        }
+        s.lines.extend_from_slice(line);
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn close(&self) {
+        let mut s = self.state.lock();
+        s.closed = true;
+        s.lines.clear();
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Move the pending lines to the end of `out`.
+    pub fn take_into(&self, out: &mut BytesMut) {
+        let mut s = self.state.lock();
+        out.extend_from_slice(&s.lines);
+        s.lines.clear();
+    }
+
+    /// Whether the feed was removed (RESET, disconnect): nothing more comes.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
+    /// Resolves when lines are pending (or the feed was closed).
+    pub fn ready(&self) -> FeedReady<'_> {
+        FeedReady(self)
+    }
+}
+
+/// See [`MonitorFeed::ready`].
+pub struct FeedReady<'a>(&'a MonitorFeed);
+
+impl Future for FeedReady<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = self.0.state.lock();
+        if s.closed || !s.lines.is_empty() {
+            return Poll::Ready(());
+        }
+        s.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Feed the command that just ran in `ctx` to the monitors, unless Redis
+/// hides it. Called only when [`Monitors::active`].
+pub(crate) fn feed(ctx: &mut Ctx<'_>, spec: &CommandSpec, argv: &[Bytes]) {
+    let redacted = std::mem::take(&mut ctx.redacted);
+    if spec.flags.contains(Flags::ADMIN)
+        || spec.flags.contains(Flags::SKIP_MONITOR)
+        || ctx.session.serving.is_some()
+    {
+        return;
+    }
+    let now_us = ctx.engine.clock.now_us();
+    let line = format_line(
+        now_us,
+        ctx.session.db,
+        &ctx.session.handle.addr,
+        argv,
+        &redacted,
+    );
+    ctx.engine.monitors.push(&line);
+}
+
+/// One monitor line: `+<secs>.<usecs> [<db> <addr>] "arg" ...` and CRLF, every
+/// argument quoted and escaped the way Redis's `sdscatrepr` does, those at the
+/// `redacted` positions replaced by `(redacted)`.
+pub fn format_line(
+    now_us: u64,
+    db: usize,
+    addr: &str,
+    argv: &[Bytes],
+    redacted: &[usize],
+) -> Vec<u8> {
+    let mut out = format!(
+        "+{}.{:06} [{} {}]",
+        now_us / 1_000_000,
+        now_us % 1_000_000,
+        db,
+        addr
+    )
+    .into_bytes();
+    for (i, arg) in argv.iter().enumerate() {
+        out.push(b' ');
+        if redacted.contains(&i) {
+            out.extend_from_slice(b"\"(redacted)\"");
+        } else {
+            quote_into(arg, &mut out);
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// Append `arg` in double quotes with C-style escapes: `\\ \" \n \r \t \a \b`,
+/// printable ASCII as is, any other byte as `\xhh`.
+pub fn quote_into(arg: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for &c in arg {
+        match c {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x07 => out.extend_from_slice(b"\\a"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            b' '..=b'~' => out.push(c),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'x',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 15)],
+            ]),
+        }
+    }
+    out.push(b'"');
+}
+
+/// Redis treats a monitor as a replica, which may not touch the keyspace: it
+/// may still run PING, CLIENT, RESET, QUIT and the like.
+pub(crate) fn refuse(spec: &CommandSpec) -> Option<CmdError> {
+    (spec.flags.contains(Flags::WRITE)
+        || spec.flags.contains(Flags::READONLY)
+        || spec.flags.contains(Flags::MAY_REPLICATE))
+    .then(|| CmdError::err("Replica can't interact with the keyspace"))
+}
+
+/// Make `session` a monitor (MONITOR).
+pub(crate) fn start(engine: &Engine, session: &mut Session) {
+    if session.monitor.is_none() {
+        session.monitor = Some(engine.monitors.add(session.id()));
+        session.handle.monitor.store(true, Ordering::Relaxed);
+    }
+}
+
+/// End `session`'s monitoring, if it monitors (RESET, disconnect).
+pub(crate) fn stop(engine: &Engine, session: &mut Session) {
+    if session.monitor.take().is_some() {
+        engine.monitors.remove(session.id());
+        session.handle.monitor.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Record that argument `pos` of the running command must not be shown
+/// (AUTH's password, HELLO's AUTH credentials).
+pub(crate) fn redact(ctx: &mut Ctx<'_>, pos: usize) {
+    if ctx.engine.monitors.active() {
+        ctx.redacted.push(pos);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(argv: &[&[u8]], redacted: &[usize]) -> String {
+        let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+        String::from_utf8(format_line(
+            1_700_000_000_000_042,
+            3,
+            "127.0.0.1:5",
+            &argv,
+            redacted,
+        ))
+        .expect("ascii")
+    }
+
+    #[test]
+    fn line_format_and_escapes() {
+        assert_eq!(
+            line(&[b"SET", b"k", b"a\"b\\c\n\r\t\x07\x08\x01\xff \x7f~"], &[]),
+            "+1700000000.000042 [3 127.0.0.1:5] \"SET\" \"k\" \
+             \"a\\\"b\\\\c\\n\\r\\t\\a\\b\\x01\\xff \\x7f~\"\r\n"
+        );
+        assert_eq!(
+            line(&[b"AUTH", b"u", b"p"], &[1, 2]),
+            "+1700000000.000042 [3 127.0.0.1:5] \"AUTH\" \"(redacted)\" \"(redacted)\"\r\n"
+        );
+        assert_eq!(
+            line(&[b"get", b""], &[]),
+            "+1700000000.000042 [3 127.0.0.1:5] \"get\" \"\"\r\n"
+        );
+    }
+
+    #[test]
+    fn feeds_fan_out_and_close() {
+        let m = Monitors::default();
+        assert!(!m.active());
+        let a = m.add(1);
+        let b = m.add(2);
+        assert!(m.active());
+        m.push(b"x\r\n");
+        m.remove(1);
+        m.push(b"y\r\n");
+        let mut out = BytesMut::new();
+        a.take_into(&mut out);
+        assert!(out.is_empty(), "a removed feed is cleared");
+        b.take_into(&mut out);
+        assert_eq!(&out[..], b"x\r\ny\r\n");
+        m.remove(2);
+        assert!(!m.active());
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use crate::testing::*;
+    use bytes::BytesMut;
+    use keel_resp::Frame;
+
+    fn lines(feed: &super::MonitorFeed) -> Vec<String> {
+        let mut out = BytesMut::new();
+        feed.take_into(&mut out);
+        String::from_utf8_lossy(&out)
+            .split("\r\n")
+            .filter(|l| !l.is_empty())
+            // Drop the timestamp: "+<secs>.<usecs> ".
+            .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn monitor_sees_what_ran_after_it_ran() {
+        let mut t = TestEngine::new();
+        let mut other = t.other_session();
+        assert_eq!(t.run(&["MONITOR"]), ok());
+        let feed = t.session.monitor.clone().expect("monitoring");
+        t.run_as(&mut other, &["SET", "k", "v"]);
+        t.run_as(&mut other, &["SELECT", "3"]);
+        t.run_as(&mut other, &["AUTH", "pw"]);
+        t.run_as(&mut other, &["AUTH", "a", "b", "c"]);
+        t.run_as(&mut other, &["HELLO", "2", "AUTH", "default", "pw"]);
+        // Refused before running: not shown.
+        t.run_as(&mut other, &["NOPE"]);
+        t.run_as(&mut other, &["GET"]);
+        // Admin commands are hidden.
+        t.run_as(&mut other, &["CONFIG", "GET", "hz"]);
+        t.run_as(&mut other, &["MULTI"]);
+        t.run_as(&mut other, &["INCR", "n"]);
+        t.run_as(&mut other, &["EXEC"]);
+        // An error raised by the command itself is shown.
+        t.run_as(&mut other, &["EXEC"]);
+        assert_eq!(
+            lines(&feed),
+            [
+                "[0 127.0.0.1:2] \"SET\" \"k\" \"v\"",
+                "[3 127.0.0.1:2] \"SELECT\" \"3\"",
+                "[3 127.0.0.1:2] \"AUTH\" \"(redacted)\"",
+                "[3 127.0.0.1:2] \"AUTH\" \"a\" \"b\" \"c\"",
+                "[3 127.0.0.1:2] \"HELLO\" \"2\" \"AUTH\" \"(redacted)\" \"(redacted)\"",
+                "[3 127.0.0.1:2] \"MULTI\"",
+                "[3 127.0.0.1:2] \"INCR\" \"n\"",
+                "[3 127.0.0.1:2] \"EXEC\"",
+                "[3 127.0.0.1:2] \"EXEC\"",
+            ]
+        );
+        t.engine.disconnect(&mut other);
+    }
+
+    #[test]
+    fn monitor_may_not_touch_keys_and_reset_ends_it() {
+        let mut t = TestEngine::new();
+        t.run(&["MONITOR"]);
+        // A second MONITOR is ignored: no reply at all.
+        let again = t.engine.execute(&mut t.session, vec!["MONITOR".into()]);
+        assert_eq!(again, Frame::Encoded(bytes::Bytes::new()));
+        assert_eq!(
+            t.run(&["GET", "k"]),
+            error("ERR Replica can't interact with the keyspace")
+        );
+        assert_eq!(
+            t.run(&["SET", "k", "v"]),
+            error("ERR Replica can't interact with the keyspace")
+        );
+        assert_eq!(t.run(&["PING"]), Frame::simple("PONG"));
+        let Frame::Verbatim(_, info) = t.run(&["CLIENT", "INFO"]) else {
+            panic!("CLIENT INFO is text")
+        };
+        assert!(String::from_utf8_lossy(&info).contains(" flags=O "));
+        let feed = t.session.monitor.clone().expect("monitoring");
+        assert_eq!(
+            lines(&feed),
+            [
+                "[0 127.0.0.1:1] \"PING\"",
+                "[0 127.0.0.1:1] \"CLIENT\" \"INFO\""
+            ]
+        );
+        assert!(t.engine.monitors.active());
+        assert_eq!(t.run(&["RESET"]), Frame::simple("RESET"));
+        assert!(feed.is_closed());
+        assert!(!t.engine.monitors.active());
+        assert_eq!(t.run(&["GET", "k"]), Frame::Null);
+    }
+
+    #[test]
+    fn monitor_is_refused_inside_exec_and_ends_on_disconnect() {
+        let mut t = TestEngine::new();
+        t.run(&["MULTI"]);
+        t.run(&["MONITOR"]);
+        assert_eq!(
+            t.run(&["EXEC"]),
+            Frame::Array(vec![error(
+                "ERR MONITOR isn't allowed for DENY BLOCKING client"
+            )])
+        );
+        assert!(t.session.monitor.is_none());
+        let mut other = t.other_session();
+        t.run_as(&mut other, &["MONITOR"]);
+        assert!(t.engine.monitors.active());
+        t.engine.disconnect(&mut other);
+        assert!(!t.engine.monitors.active());
+    }
+}
