@@ -173,7 +173,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("save", "", Kind::Special, true),
     // When small collections leave their compact encodings (Redis 7.0's
     // names; set-max-listpack-* are Redis 7.2's).
-    d("hash-max-listpack-entries", "128", int(0, I64), true),
+    d("hash-max-listpack-entries", "512", int(0, I64), true),
     d("hash-max-listpack-value", "64", mem(0), true),
     d("set-max-intset-entries", "512", int(0, I64), true),
     d("set-max-listpack-entries", "128", int(0, I64), true),

@@ -91,7 +91,7 @@ impl Default for CompactLimits {
     /// Redis's defaults.
     fn default() -> Self {
         CompactLimits {
-            hash_entries: 128,
+            hash_entries: 512,
             hash_value: 64,
             set_intset_entries: 512,
             set_entries: 128,
