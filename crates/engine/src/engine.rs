@@ -70,6 +70,9 @@ pub struct Engine {
     pub used_memory: fn() -> u64,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: crate::blocking::Blocking,
+    /// SLOWLOG's entries and the latency monitor's events.
+    pub slowlog: crate::slowlog::SlowLog,
+    pub latency: crate::latency::LatencyMonitor,
 }
 
 pub struct EngineBuilder {
@@ -134,6 +137,8 @@ impl EngineBuilder {
             config_file: self.config_file,
             used_memory: self.used_memory,
             blocking: crate::blocking::Blocking::default(),
+            slowlog: crate::slowlog::SlowLog::default(),
+            latency: crate::latency::LatencyMonitor::default(),
         }
     }
 }
