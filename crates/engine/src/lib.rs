@@ -14,6 +14,8 @@ pub mod error;
 pub mod exec;
 pub mod expire;
 pub mod histogram;
+pub mod keyspec;
+mod keyspecs;
 pub mod latency;
 pub mod session;
 pub mod slowlog;
