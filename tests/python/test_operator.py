@@ -185,7 +185,8 @@ def test_latency_without_samples(c):
 def test_latency_monitor_records_spikes(c):
     c.config_set("latency-monitor-threshold", "5")
     c.execute_command("DEBUG", "SLEEP", "0.02")
-    latest = c.execute_command("LATENCY", "LATEST")
+    # Other events (a slow expire cycle on a loaded machine) may appear too.
+    latest = [e for e in c.execute_command("LATENCY", "LATEST") if e[0] == "command"]
     assert len(latest) == 1
     event, when, last, worst = latest[0]
     assert event == "command"
@@ -198,7 +199,7 @@ def test_latency_monitor_records_spikes(c):
     assert "-" * 80 in graph
     assert isinstance(c.execute_command("LATENCY", "DOCTOR"), str)
     assert c.execute_command("LATENCY", "RESET", "command", "nope") == 1
-    assert c.execute_command("LATENCY", "LATEST") == []
+    assert "command" not in [e[0] for e in c.execute_command("LATENCY", "LATEST")]
 
 
 def test_latency_histogram_resp2(c):
@@ -363,3 +364,27 @@ def test_module_load_unload_refused(c):
     help_lines = c.execute_command("MODULE", "HELP")
     assert help_lines[0].startswith("MODULE <subcommand>")
     assert any(line.startswith("LOADEX") for line in help_lines)
+
+
+def test_slowlog_logs_a_blocked_command_once_when_served(own, c):
+    import threading
+
+    c.config_set("slowlog-log-slower-than", "0")
+    c.delete("bq")
+    c.execute_command("SLOWLOG", "RESET")
+    other = own.client()
+    got = []
+    t = threading.Thread(target=lambda: got.append(other.blpop("bq", timeout=5)))
+    t.start()
+    deadline = time.time() + 5
+    while c.info("clients")["blocked_clients"] < 1 and time.time() < deadline:
+        time.sleep(0.01)
+    c.rpush("bq", "x")
+    t.join()
+    other.close()
+    assert got == [("bq", "x")]
+    entries = slow_entries(c)
+    blpops = [e for e in entries if e[3][0].upper() == "BLPOP"]
+    assert len(blpops) == 1
+    # The time logged is the time spent running, not the wait.
+    assert blpops[0][2] < 1_000_000
