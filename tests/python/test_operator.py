@@ -388,3 +388,13 @@ def test_slowlog_logs_a_blocked_command_once_when_served(own, c):
     assert len(blpops) == 1
     # The time logged is the time spent running, not the wait.
     assert blpops[0][2] < 1_000_000
+
+
+def test_protocol_errors_count_in_errorstats(own, c):
+    import socket
+
+    with socket.create_connection(("127.0.0.1", own.port)) as s:
+        s.sendall(b"*1\r\n+foo\r\n")
+        assert s.recv(100).startswith(b"-ERR Protocol error")
+    assert c.info("errorstats") == {"errorstat_ERR": {"count": 1}}
+    assert c.info("stats")["total_error_replies"] == 1

@@ -285,6 +285,13 @@ impl InstantRates {
 }
 
 impl crate::engine::Engine {
+    /// Count an error reply sent outside command execution (a protocol
+    /// error), as Redis counts every error reply in INFO errorstats.
+    pub fn count_error_reply(&self, text: &[u8]) {
+        self.stats
+            .with_local(self.commands.len(), |ts| ts.count_error(text));
+    }
+
     /// The reply to a command refused before it ran (unknown, arity, NOAUTH,
     /// not allowed in MULTI): counted as an error, and as a rejected call of
     /// the command when it was known (`id`, or found again for an arity error).

@@ -405,6 +405,7 @@ fn process_batch(
         }
     }
     if let Some(e) = pending.bad.take() {
+        engine.count_error_reply(e.as_bytes());
         encode(&Frame::error(e), session.proto, wbuf);
         return Batch::Close;
     }
