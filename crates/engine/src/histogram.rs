@@ -10,6 +10,7 @@
 
 use crate::stats::bump;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Values below this many nanoseconds are recorded as this.
 pub const MIN_NS: u64 = 1;
@@ -55,15 +56,18 @@ pub fn highest_equivalent(v: u64) -> u64 {
     lowest_equivalent(v) + (1u64 << bucket_of(v)) - 1
 }
 
-/// One thread's counts for one command.
+/// One thread's counts for one command. The slots are kept in chunks of 128
+/// (one power of two each), allocated when first hit: a command whose
+/// latencies span a few magnitudes costs a few KiB per thread, not the whole
+/// 24 KiB range.
 pub struct Histogram {
-    counts: Box<[AtomicU64]>,
+    chunks: [OnceLock<Box<[AtomicU64]>>; SLOTS / HALF],
 }
 
 impl Default for Histogram {
     fn default() -> Self {
         Histogram {
-            counts: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            chunks: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 }
@@ -73,21 +77,30 @@ impl Histogram {
     #[inline]
     pub fn record_usec(&self, usec: u64) {
         let ns = usec.saturating_mul(1000).clamp(MIN_NS, MAX_NS);
-        if let Some(c) = self.counts.get(slot_of(ns)) {
-            bump(c, 1);
+        let slot = slot_of(ns);
+        if let Some(chunk) = self.chunks.get(slot >> HALF_MAG) {
+            let chunk = chunk.get_or_init(|| (0..HALF).map(|_| AtomicU64::new(0)).collect());
+            if let Some(c) = chunk.get(slot & (HALF - 1)) {
+                bump(c, 1);
+            }
         }
     }
 
     /// Add this histogram's counts into `into` (INFO, any thread).
     pub fn add_to(&self, into: &mut Counts) {
-        for (t, c) in into.0.iter_mut().zip(self.counts.iter()) {
-            *t += c.load(Ordering::Relaxed);
+        for (i, chunk) in self.chunks.iter().enumerate() {
+            let Some(chunk) = chunk.get() else { continue };
+            for (t, c) in into.0[i * HALF..].iter_mut().zip(chunk.iter()) {
+                *t += c.load(Ordering::Relaxed);
+            }
         }
     }
 
     pub fn reset(&self) {
-        for c in self.counts.iter() {
-            c.store(0, Ordering::Relaxed);
+        for chunk in self.chunks.iter().filter_map(OnceLock::get) {
+            for c in chunk.iter() {
+                c.store(0, Ordering::Relaxed);
+            }
         }
     }
 }
