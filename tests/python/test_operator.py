@@ -343,6 +343,13 @@ def test_module_list_shape(c):
         assert mods == []
         return
     assert mods == [["name", "bf", "ver", 20612, "path", "", "args", []]]
+    # The module's commands are listed under its name, as with RedisBloom loaded.
+    listed = c.execute_command("COMMAND LIST", "FILTERBY", "MODULE", "bf")
+    assert "bf.add" in listed and all(n.startswith("bf.") for n in listed)
+
+
+def test_command_list_filterby_unknown_module(c):
+    assert c.execute_command("COMMAND LIST", "FILTERBY", "MODULE", "nosuchmodule") == []
 
 
 def test_module_list_resp3(own):

@@ -457,6 +457,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
     enum Filter<'a> {
         All,
         Nothing,
+        Group(Group),
         Category(String),
         Pattern(&'a [u8]),
     }
@@ -466,8 +467,13 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
             let kind = args.next_arg()?;
             let value = args.next_arg()?;
             if is(kind, "MODULE") {
-                // Keel loads no modules.
-                Filter::Nothing
+                // The only module Keel reports (MODULE LIST) is the built-in
+                // Bloom filter family, under RedisBloom's name.
+                if value.eq_ignore_ascii_case(b"bf") {
+                    Filter::Group(Group::Bloom)
+                } else {
+                    Filter::Nothing
+                }
             } else if is(kind, "ACLCAT") {
                 Filter::Category(format!("@{}", String::from_utf8_lossy(value)))
             } else if is(kind, "PATTERN") {
@@ -482,6 +488,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
         .filter(|&id| match &filter {
             Filter::All => true,
             Filter::Nothing => false,
+            Filter::Group(g) => table.specs[id].group == *g,
             Filter::Category(c) => acl_categories(table.specs[id])
                 .iter()
                 .any(|k| k.eq_ignore_ascii_case(c)),
@@ -784,6 +791,8 @@ mod tests {
             ["client|list"]
         );
         assert!(names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"])).is_empty());
+        let bf = names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]));
+        assert!(bf.contains(&"bf.add".to_string()) && bf.iter().all(|n| n.starts_with("bf.")));
         assert_eq!(
             t.run(&["COMMAND", "LIST", "FILTERBY", "NAME", "x"]),
             error("ERR syntax error")
