@@ -405,3 +405,25 @@ def test_protocol_errors_count_in_errorstats(own, c):
         assert s.recv(100).startswith(b"-ERR Protocol error")
     assert c.info("errorstats") == {"errorstat_ERR": {"count": 1}}
     assert c.info("stats")["total_error_replies"] == 1
+
+
+def test_blocked_commands_in_latency_histograms(own, c):
+    import threading
+
+    c.delete("bq")
+    # A timed-out wait is counted as a call but has no latency sample.
+    assert c.blpop("bq", timeout=0.1) is None
+    assert c.execute_command("LATENCY", "HISTOGRAM", "blpop") == []
+    other = own.client()
+    t = threading.Thread(target=lambda: other.blpop("bq", timeout=5))
+    t.start()
+    deadline = time.time() + 5
+    while c.info("clients")["blocked_clients"] < 1 and time.time() < deadline:
+        time.sleep(0.01)
+    c.rpush("bq", "x")
+    t.join()
+    other.close()
+    # The served one is sampled once.
+    reply = c.execute_command("LATENCY", "HISTOGRAM", "blpop")
+    assert reply[0] == "blpop" and reply[1][1] == 1
+    assert c.info("commandstats")["cmdstat_blpop"]["calls"] == 2

@@ -342,7 +342,10 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     ctx.dirty_counted = ctx.dirty;
     // Serving a blocked client re-runs its command: one call, counted when sent.
     let calls = u64::from(ctx.session.serving.is_none());
-    let tracking = calls > 0 && engine.config.ops.latency_tracking.load(Ordering::Relaxed);
+    // Like Redis, a command that blocked is timed when it is served, not when
+    // it started waiting (a timed-out one never is).
+    let tracking =
+        ctx.session.blocked.is_none() && engine.config.ops.latency_tracking.load(Ordering::Relaxed);
     engine.stats.with_local(ncmds, |ts| {
         let c = &ts.cmds[id];
         bump(&c.calls, calls);
