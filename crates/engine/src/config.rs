@@ -192,6 +192,18 @@ pub static DIRECTIVES: &[Directive] = &[
     d("bf-initial-size", "100", int(1, 1 << 30), true),
     // 0 makes the filters it creates fixed-size.
     d("bf-expansion-factor", "2", int(0, 32768), true),
+    // Operator tooling: the slow log, the latency monitor and the per-command
+    // latency histograms (Redis 7.0's names, defaults and ranges).
+    d("slowlog-log-slower-than", "10000", int(-1, I64), true),
+    d("slowlog-max-len", "128", int(0, I64), true),
+    d("latency-monitor-threshold", "0", int(0, I64), true),
+    d("latency-tracking", "yes", Kind::Bool, true),
+    d(
+        "latency-tracking-info-percentiles",
+        "50 99 99.9",
+        Kind::Words,
+        true,
+    ),
     // Recorded no-ops: they tune what Keel does not have (a logo, a process
     // title, jemalloc, rehashing steps, lazy freeing, OOM scores, THP) or
     // what it always does its own way.
@@ -729,6 +741,7 @@ fn canonical(dir: &Directive, words: &[&str], current: &str) -> Result<String, C
         "hz" => v.parse::<i64>().unwrap_or(10).clamp(1, 500).to_string(),
         // "relative" is Redis's other name for "yes".
         "oom-score-adj" if v == "relative" => "yes".into(),
+        "latency-tracking-info-percentiles" => canonical_percentiles(&v)?,
         _ => v,
     };
     if let Class::Later(feature) = dir.class {
@@ -979,6 +992,8 @@ pub struct Config {
     query_buffer_limit: AtomicI64,
     idle_timeout_s: AtomicI64,
     compact: RwLock<keel_store::CompactLimits>,
+    /// Operator settings read on every command (slow log, latency monitor).
+    pub ops: OpsHot,
 }
 
 impl Default for Config {
@@ -994,6 +1009,7 @@ impl Default for Config {
             query_buffer_limit: AtomicI64::new(0),
             idle_timeout_s: AtomicI64::new(0),
             compact: RwLock::new(keel_store::CompactLimits::default()),
+            ops: OpsHot::default(),
         };
         c.refresh_hot();
         c
@@ -1080,6 +1096,7 @@ impl Config {
             .store(self.get_i64("maxclients"), Ordering::Relaxed);
         self.query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
+        self.refresh_ops();
         let size = |name: &str| usize::try_from(self.get_i64(name)).unwrap_or(usize::MAX);
         // A packed element's length is a u32; like Redis's listpack safety
         // limit, anything over 1 GiB always goes to the general form, however
@@ -1686,5 +1703,112 @@ mod bloom_tests {
         );
         // Nothing refused changed the values.
         assert_eq!(c.bloom_defaults().capacity, 1 << 30);
+    }
+}
+
+/// `latency-tracking-info-percentiles`: zero or more numbers between 0 and
+/// 100, kept as Redis prints them (`%f` with trailing zeros trimmed).
+fn canonical_percentiles(v: &str) -> Result<String, ConfigError> {
+    let mut out = Vec::new();
+    for w in v.split_whitespace() {
+        let p: f64 = w.parse().map_err(|_| {
+            ConfigError::Unsupported("Invalid latency-tracking-info-percentiles parameters")
+        })?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(ConfigError::Unsupported(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ));
+        }
+        out.push(format_percentile(p));
+    }
+    Ok(out.join(" "))
+}
+
+/// A percentile as Redis writes it: six decimals, trailing zeros and a bare
+/// point dropped (`99.900000` -> `99.9`, `50.000000` -> `50`).
+pub fn format_percentile(p: f64) -> String {
+    let s = format!("{p:.6}");
+    let s = s.trim_end_matches('0');
+    s.trim_end_matches('.').to_string()
+}
+
+/// Mirrors of the operator directives the executor reads on every command, so
+/// the request path pays one relaxed load per setting and no lock.
+#[derive(Default)]
+pub struct OpsHot {
+    /// `slowlog-log-slower-than` in microseconds; negative disables the log.
+    pub slowlog_slower_than_us: AtomicI64,
+    pub slowlog_max_len: AtomicI64,
+    /// `latency-monitor-threshold` in milliseconds; 0 disables the monitor.
+    pub latency_monitor_ms: AtomicI64,
+    pub latency_tracking: std::sync::atomic::AtomicBool,
+    /// The parsed `latency-tracking-info-percentiles`.
+    pub percentiles: RwLock<Vec<f64>>,
+}
+
+impl Config {
+    fn refresh_ops(&self) {
+        let o = &self.ops;
+        o.slowlog_slower_than_us
+            .store(self.get_i64("slowlog-log-slower-than"), Ordering::Relaxed);
+        o.slowlog_max_len
+            .store(self.get_i64("slowlog-max-len"), Ordering::Relaxed);
+        o.latency_monitor_ms
+            .store(self.get_i64("latency-monitor-threshold"), Ordering::Relaxed);
+        o.latency_tracking
+            .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
+        *o.percentiles.write() = self
+            .get("latency-tracking-info-percentiles")
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod ops_tests {
+    use super::*;
+
+    #[test]
+    fn operator_directives_have_redis_defaults_and_ranges() {
+        let c = Config::default();
+        assert_eq!(c.get("slowlog-log-slower-than"), "10000");
+        assert_eq!(c.get("slowlog-max-len"), "128");
+        assert_eq!(c.get("latency-monitor-threshold"), "0");
+        assert_eq!(c.get("latency-tracking"), "yes");
+        assert_eq!(c.get("latency-tracking-info-percentiles"), "50 99 99.9");
+        assert_eq!(c.ops.slowlog_slower_than_us.load(Ordering::Relaxed), 10000);
+        assert!(c.ops.latency_tracking.load(Ordering::Relaxed));
+        assert_eq!(*c.ops.percentiles.read(), vec![50.0, 99.0, 99.9]);
+        assert_eq!(
+            c.set("slowlog-log-slower-than", &["-2"], false),
+            Err(ConfigError::OutOfRange(-1, i64::MAX))
+        );
+        c.set("slowlog-log-slower-than", &["-1"], false)
+            .expect("in range");
+        assert_eq!(c.ops.slowlog_slower_than_us.load(Ordering::Relaxed), -1);
+        assert!(c.set("slowlog-max-len", &["-1"], false).is_err());
+        assert!(c.set("latency-monitor-threshold", &["-1"], false).is_err());
+        c.set("latency-tracking", &["no"], false).expect("bool");
+        assert!(!c.ops.latency_tracking.load(Ordering::Relaxed));
+        c.set(
+            "latency-tracking-info-percentiles",
+            &["0.1", "33.333333333", "1e-5", "100"],
+            false,
+        )
+        .expect("in range");
+        assert_eq!(
+            c.get("latency-tracking-info-percentiles"),
+            "0.1 33.333333 0.00001 100"
+        );
+        c.set("latency-tracking-info-percentiles", &[""], false)
+            .expect("empty list");
+        assert_eq!(c.get("latency-tracking-info-percentiles"), "");
+        assert!(c.ops.percentiles.read().is_empty());
+        for bad in ["101", "-1", "abc"] {
+            assert!(c
+                .set("latency-tracking-info-percentiles", &[bad], false)
+                .is_err());
+        }
     }
 }

@@ -87,6 +87,9 @@ pub struct Engine {
     pub monitors: crate::monitor::Monitors,
     /// CLIENT PAUSE in force, if any.
     pub pause: crate::pause::Pause,
+    /// SLOWLOG's entries and the latency monitor's events.
+    pub slowlog: crate::slowlog::SlowLog,
+    pub latency: crate::latency::LatencyMonitor,
 }
 
 pub struct EngineBuilder {
@@ -154,6 +157,8 @@ impl EngineBuilder {
             net: std::sync::OnceLock::new(),
             monitors: crate::monitor::Monitors::default(),
             pause: crate::pause::Pause::default(),
+            slowlog: crate::slowlog::SlowLog::default(),
+            latency: crate::latency::LatencyMonitor::default(),
         }
     }
 }

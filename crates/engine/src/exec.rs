@@ -119,16 +119,16 @@ impl Engine {
                 if session.multi.is_some() {
                     session.multi_error = true;
                 }
-                return (err(e), Vec::new());
+                return (self.rejected(&argv, None, e), Vec::new());
             }
         };
         let spec = self.commands.specs[id];
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
-            return (err(CmdError::NoAuth), Vec::new());
+            return (self.rejected(&argv, Some(id), CmdError::NoAuth), Vec::new());
         }
         if self.monitors.active() && session.monitor.is_some() {
             if let Some(e) = crate::monitor::refuse(spec) {
-                return (err(e), Vec::new());
+                return (self.rejected(&argv, Some(id), e), Vec::new());
             }
         }
         if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
@@ -140,7 +140,8 @@ impl Engine {
             if !spec.flags.contains(Flags::TX_CONTROL) {
                 if spec.flags.contains(Flags::NO_MULTI) {
                     session.multi_error = true;
-                    return (err(CmdError::NotAllowedInMulti), Vec::new());
+                    let e = CmdError::NotAllowedInMulti;
+                    return (self.rejected(&argv, Some(id), e), Vec::new());
                 }
                 queue.push(argv);
                 session
@@ -354,24 +355,32 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     ctx.tick.last = end;
     let usec = crate::cycles::micros_between(start, end);
     let ncmds = engine.commands.len();
-    let is_err = reply.is_error();
     // Count only changes not already counted by commands nested in this one
     // (EXEC's queued commands count their own).
     let dirty = ctx.dirty - dirty_before.max(ctx.dirty_counted);
     ctx.dirty_counted = ctx.dirty;
     // Serving a blocked client re-runs its command: one call, counted when sent.
     let calls = u64::from(ctx.session.serving.is_none());
+    // Like Redis, a command that blocked is timed when it is served, not when
+    // it started waiting (a timed-out one never is).
+    let tracking =
+        ctx.session.blocked.is_none() && engine.config.ops.latency_tracking.load(Ordering::Relaxed);
     engine.stats.with_local(ncmds, |ts| {
         let c = &ts.cmds[id];
         bump(&c.calls, calls);
         bump(&c.usec, usec);
-        if is_err {
+        if let Frame::Error(text) = &reply {
             bump(&c.failed, 1);
+            ts.count_error(text);
+        }
+        if tracking {
+            ts.record_latency(id, usec);
         }
         if dirty > 0 {
             bump(&ts.dirty, dirty);
         }
     });
+    crate::slowlog::after_command(ctx, spec, argv, usec);
     reply
 }
 

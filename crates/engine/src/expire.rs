@@ -93,6 +93,12 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
         .stats
         .active_expire_cycles
         .fetch_add(1, Ordering::Relaxed);
+    let monitor = engine.config.ops.latency_monitor_ms.load(Ordering::Relaxed);
+    let ms = start.elapsed().as_millis() as u64;
+    let now_s = engine.now_ms() / 1000;
+    engine
+        .latency
+        .sample_if_needed(monitor, "expire-cycle", now_s, ms);
     removed
 }
 

@@ -1,10 +1,13 @@
 //! Server statistics for INFO. Counters on the request path are kept per thread
 //! (each thread only adds to its own cache lines) and summed when INFO asks.
 
+use crate::histogram::{Counts, Histogram};
 use parking_lot::Mutex;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 /// Per-command counters (INFO commandstats).
 #[derive(Default)]
@@ -31,6 +34,41 @@ pub struct ThreadStats {
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
     pub dirty: AtomicU64,
+    /// Error replies sent (INFO total_error_replies).
+    pub error_replies: AtomicU64,
+    /// Error replies by their first word (INFO errorstats). Only the owning
+    /// thread adds, so the lock is uncontended except while INFO reads.
+    pub errors: Mutex<Vec<(Box<str>, u64)>>,
+    /// Latency histograms by command id, created on a command's first
+    /// recorded call (latency-tracking).
+    pub latency: Box<[OnceLock<Histogram>]>,
+}
+
+/// At most this many distinct error prefixes are tracked per thread, so a
+/// stream of novel error codes cannot grow the table without bound.
+pub const MAX_ERROR_KINDS: usize = 128;
+
+impl ThreadStats {
+    /// Count one error reply whose text is `text` (without the leading `-`).
+    pub fn count_error(&self, text: &[u8]) {
+        bump(&self.error_replies, 1);
+        let end = text.iter().position(|&b| b == b' ').unwrap_or(text.len());
+        let code = &text[..end];
+        let mut errors = self.errors.lock();
+        if let Some(e) = errors.iter_mut().find(|(k, _)| k.as_bytes() == code) {
+            e.1 += 1;
+        } else if errors.len() < MAX_ERROR_KINDS {
+            errors.push((String::from_utf8_lossy(code).into(), 1));
+        }
+    }
+
+    /// Record a call of command `id` that took `usec` microseconds.
+    #[inline]
+    pub fn record_latency(&self, id: usize, usec: u64) {
+        if let Some(h) = self.latency.get(id) {
+            h.get_or_init(Histogram::default).record_usec(usec);
+        }
+    }
 }
 
 /// Add to a counter that only the calling thread writes: no locked instruction
@@ -75,6 +113,9 @@ impl Stats {
                     keyspace_hits: AtomicU64::new(0),
                     keyspace_misses: AtomicU64::new(0),
                     dirty: AtomicU64::new(0),
+                    error_replies: AtomicU64::new(0),
+                    errors: Mutex::new(Vec::new()),
+                    latency: (0..ncmds).map(|_| OnceLock::new()).collect(),
                 });
                 self.threads.lock().push(ts.clone());
                 *slot = Some(ts);
@@ -129,6 +170,34 @@ impl Stats {
             .sum()
     }
 
+    /// INFO total_error_replies.
+    pub fn error_replies(&self) -> u64 {
+        self.sum_threads(|ts| &ts.error_replies)
+    }
+
+    /// INFO errorstats: count per error code, in code order.
+    pub fn error_counts(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for ts in self.threads.lock().iter() {
+            for (k, n) in ts.errors.lock().iter() {
+                *out.entry(k.to_string()).or_insert(0) += n;
+            }
+        }
+        out
+    }
+
+    /// The latency histogram of command `id` summed over threads; `None` when
+    /// no call of it has been recorded.
+    pub fn latency_counts(&self, id: usize) -> Option<Counts> {
+        let mut counts: Option<Counts> = None;
+        for ts in self.threads.lock().iter() {
+            if let Some(h) = ts.latency.get(id).and_then(OnceLock::get) {
+                h.add_to(counts.get_or_insert_with(Counts::default));
+            }
+        }
+        counts.filter(|c| c.total() > 0)
+    }
+
     /// CONFIG RESETSTAT.
     pub fn reset(&self) {
         for ts in self.threads.lock().iter() {
@@ -141,6 +210,11 @@ impl Stats {
             // Redis keeps the dirty counter across RESETSTAT; hits and misses reset.
             ts.keyspace_hits.store(0, Ordering::Relaxed);
             ts.keyspace_misses.store(0, Ordering::Relaxed);
+            ts.error_replies.store(0, Ordering::Relaxed);
+            ts.errors.lock().clear();
+            for h in ts.latency.iter().filter_map(OnceLock::get) {
+                h.reset();
+            }
         }
         for a in [
             &self.total_connections,
@@ -207,5 +281,46 @@ impl InstantRates {
             *o = ring.iter().sum::<f64>() / RATE_SAMPLES as f64;
         }
         out
+    }
+}
+
+impl crate::engine::Engine {
+    /// Count an error reply sent outside command execution (a protocol
+    /// error), as Redis counts every error reply in INFO errorstats.
+    pub fn count_error_reply(&self, text: &[u8]) {
+        self.stats
+            .with_local(self.commands.len(), |ts| ts.count_error(text));
+    }
+
+    /// The reply to a command refused before it ran (unknown, arity, NOAUTH,
+    /// not allowed in MULTI): counted as an error, and as a rejected call of
+    /// the command when it was known (`id`, or found again for an arity error).
+    pub(crate) fn rejected(
+        &self,
+        argv: &[bytes::Bytes],
+        id: Option<usize>,
+        e: crate::error::CmdError,
+    ) -> keel_resp::Frame {
+        let id = id.or_else(|| match e {
+            crate::error::CmdError::WrongArity(_) => {
+                let top = self.commands.lookup(argv.first()?)?;
+                if self.commands.specs[top].subcommands.is_empty() {
+                    Some(top)
+                } else {
+                    argv.get(1)
+                        .and_then(|sub| self.commands.lookup_sub(top, sub))
+                        .or(Some(top))
+                }
+            }
+            _ => None,
+        });
+        let text = e.to_string();
+        self.stats.with_local(self.commands.len(), |ts| {
+            if let Some(c) = id.and_then(|id| ts.cmds.get(id)) {
+                bump(&c.rejected, 1);
+            }
+            ts.count_error(text.as_bytes());
+        });
+        keel_resp::Frame::Error(bytes::Bytes::from(text))
     }
 }

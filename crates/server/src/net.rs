@@ -955,6 +955,7 @@ fn process_batch(
         }
     }
     if let Some(e) = pending.bad.take() {
+        engine.count_error_reply(e.as_bytes());
         send_reply(session, session.reply_flags, &Frame::error(e), wbuf);
         return Batch::Close;
     }

@@ -6,6 +6,7 @@ use super::connection::help_reply;
 use crate::args::{is, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::keyspec::{self, Begin, Find, KeySpec};
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use crate::table::CommandTable;
 use bytes::Bytes;
@@ -196,8 +197,71 @@ fn range_keys(lastkey: i64, keystep: i64) -> Frame {
     ])
 }
 
-/// Redis 7 key specifications derived from the spec's `keys`.
+/// One of Redis's own key specs (`keyspecs.rs`) in COMMAND INFO's shape.
+fn redis_key_spec(ks: &KeySpec) -> Frame {
+    let begin = match ks.begin {
+        Begin::Index(i) => ("index", map(vec![("index", Frame::Integer(i))])),
+        Begin::Keyword { keyword, startfrom } => (
+            "keyword",
+            map(vec![
+                ("keyword", bulk(keyword)),
+                ("startfrom", Frame::Integer(startfrom)),
+            ]),
+        ),
+        Begin::Unknown => ("unknown", map(vec![])),
+    };
+    let find = match ks.find {
+        Find::Range {
+            lastkey,
+            keystep,
+            limit,
+        } => (
+            "range",
+            map(vec![
+                ("lastkey", Frame::Integer(lastkey)),
+                ("keystep", Frame::Integer(keystep)),
+                ("limit", Frame::Integer(limit)),
+            ]),
+        ),
+        Find::Keynum {
+            keynumidx,
+            firstkey,
+            keystep,
+        } => (
+            "keynum",
+            map(vec![
+                ("keynumidx", Frame::Integer(keynumidx)),
+                ("firstkey", Frame::Integer(firstkey)),
+                ("keystep", Frame::Integer(keystep)),
+            ]),
+        ),
+        Find::Unknown => ("unknown", map(vec![])),
+    };
+    let mut fields = Vec::new();
+    if !ks.notes.is_empty() {
+        fields.push(("notes", bulk(ks.notes)));
+    }
+    fields.push((
+        "flags",
+        Frame::Set(ks.flags.iter().map(|f| simple(f)).collect()),
+    ));
+    fields.push((
+        "begin_search",
+        map(vec![("type", bulk(begin.0)), ("spec", begin.1)]),
+    ));
+    fields.push((
+        "find_keys",
+        map(vec![("type", bulk(find.0)), ("spec", find.1)]),
+    ));
+    map(fields)
+}
+
+/// Redis's key specifications for the command where Redis has it; for
+/// Keel's own commands, specs derived from the spec's `keys`.
 fn key_specs(spec: &CommandSpec) -> Vec<Frame> {
+    if let Some(specs) = keyspec::for_command(&spec.name.to_ascii_lowercase()) {
+        return specs.iter().map(redis_key_spec).collect();
+    }
     match spec.keys {
         Keys::None | Keys::Queued => Vec::new(),
         Keys::Range { first, last, step } => {
@@ -396,6 +460,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
     enum Filter<'a> {
         All,
         Nothing,
+        Group(Group),
         Category(String),
         Pattern(&'a [u8]),
     }
@@ -405,8 +470,13 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
             let kind = args.next_arg()?;
             let value = args.next_arg()?;
             if is(kind, "MODULE") {
-                // Keel loads no modules.
-                Filter::Nothing
+                // The only module Keel reports (MODULE LIST) is the built-in
+                // Bloom filter family, under RedisBloom's name.
+                if value.eq_ignore_ascii_case(b"bf") {
+                    Filter::Group(Group::Bloom)
+                } else {
+                    Filter::Nothing
+                }
             } else if is(kind, "ACLCAT") {
                 Filter::Category(format!("@{}", String::from_utf8_lossy(value)))
             } else if is(kind, "PATTERN") {
@@ -421,6 +491,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
         .filter(|&id| match &filter {
             Filter::All => true,
             Filter::Nothing => false,
+            Filter::Group(g) => table.specs[id].group == *g,
             Filter::Category(c) => acl_categories(table.specs[id])
                 .iter()
                 .any(|k| k.eq_ignore_ascii_case(c)),
@@ -521,10 +592,23 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Fra
         Keys::NumKeys { extra, .. } if extra > 0 => Some(extra as usize),
         _ => None,
     };
+    let name = spec.name.to_ascii_lowercase();
+    let from_redis = keyspec::for_command(&name)
+        .map(|specs| keyspec::positions(specs, argv))
+        .unwrap_or_default();
     Ok(Frame::Array(
         pos.into_iter()
             .map(|i| {
-                let flags = key_flags(spec, dest == Some(i));
+                let flags: Vec<&str> = match from_redis.iter().find(|(p, _)| *p == i) {
+                    Some((_, flags)) => variable_key_flags(&name, argv).unwrap_or_else(|| {
+                        flags
+                            .iter()
+                            .copied()
+                            .filter(|f| *f != "variable_flags" && *f != "incomplete")
+                            .collect()
+                    }),
+                    None => key_flags(spec, dest == Some(i)).to_vec(),
+                };
                 Frame::Array(vec![
                     Frame::Bulk(argv[i].clone()),
                     Frame::Set(flags.iter().map(|f| simple(f)).collect()),
@@ -532,6 +616,20 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Fra
             })
             .collect(),
     ))
+}
+
+/// The commands whose key flags depend on their arguments (Redis marks
+/// them `variable_flags`): SET reads the old value only with GET, BITFIELD
+/// writes only with SET or INCRBY.
+fn variable_key_flags(name: &str, argv: &[Bytes]) -> Option<Vec<&'static str>> {
+    let has = |word: &str| argv.iter().skip(2).any(|a| is(a, word));
+    match name {
+        "set" if has("GET") => Some(vec!["RW", "access", "update"]),
+        "set" => Some(vec!["OW", "update"]),
+        "bitfield" if has("SET") || has("INCRBY") => Some(vec!["RW", "access", "update"]),
+        "bitfield" => Some(vec!["RO", "access"]),
+        _ => None,
+    }
 }
 
 pub(crate) const COMMAND_HELP: CommandSpec = CommandSpec {
@@ -696,6 +794,8 @@ mod tests {
             ["client|list"]
         );
         assert!(names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"])).is_empty());
+        let bf = names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]));
+        assert!(bf.contains(&"bf.add".to_string()) && bf.iter().all(|n| n.starts_with("bf.")));
         assert_eq!(
             t.run(&["COMMAND", "LIST", "FILTERBY", "NAME", "x"]),
             error("ERR syntax error")

@@ -11,6 +11,7 @@ pub mod hashes;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod operator;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -33,6 +34,7 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        operator::COMMANDS,
     ])
 }
 

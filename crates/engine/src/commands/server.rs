@@ -130,12 +130,14 @@ const SECTIONS: &[&str] = &[
     "cpu",
     "modules",
     "commandstats",
+    "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
 ];
 
 /// Sections that INFO without arguments (or `INFO default`) leaves out.
-const NOT_DEFAULT: &[&str] = &["commandstats"];
+const NOT_DEFAULT: &[&str] = &["commandstats", "latencystats"];
 
 pub(crate) const INFO: CommandSpec = CommandSpec {
     name: "INFO",
@@ -200,6 +202,8 @@ fn info_text(ctx: &mut Ctx<'_>, wanted: &[bool]) -> String {
             "cpu" => info_cpu(&mut out),
             "modules" => out.push_str("# Modules\r\n"),
             "commandstats" => info_commandstats(ctx.engine, &mut out),
+            "errorstats" => super::operator::info_errorstats(ctx.engine, &mut out),
+            "latencystats" => super::operator::info_latencystats(ctx.engine, &mut out),
             "cluster" => {
                 out.push_str("# Cluster\r\n");
                 field!(out, "cluster_enabled", "0");
@@ -449,6 +453,8 @@ fn info_stats(e: &Engine, out: &mut String) {
     field!(out, "keyspace_misses", "{}", st.keyspace_misses());
     field!(out, "latest_fork_usec", "0");
     field!(out, "total_forks", "0");
+    field!(out, "unexpected_error_replies", "0");
+    field!(out, "total_error_replies", "{}", st.error_replies());
 }
 
 /// A replication id for this process: 40 hex digits derived from the run id, so
@@ -1473,6 +1479,7 @@ mod tests {
                 "# Replication",
                 "# CPU",
                 "# Modules",
+                "# Errorstats",
                 "# Cluster",
                 "# Keyspace"
             ]
@@ -1497,7 +1504,7 @@ mod tests {
         assert!(two.contains("used_cpu_user:"));
         let every = text(t.run(&["INFO", "everything"]));
         assert!(headers(&every).contains(&"# Commandstats"));
-        assert_eq!(headers(&text(t.run(&["INFO", "all"]))).len(), 11);
+        assert_eq!(headers(&text(t.run(&["INFO", "all"]))).len(), 13);
     }
 
     #[test]
