@@ -30,6 +30,8 @@ pub struct ClientHandle {
     pub no_touch: AtomicBool,
     /// Commands queued since MULTI, for CLIENT LIST `multi=`.
     pub multi_queued: AtomicUsize,
+    /// Waiting in a blocking command, for CLIENT LIST `flags=b`.
+    pub blocked: AtomicBool,
     /// Installed by the network layer: closes the socket so a blocked read wakes.
     pub closer: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -54,6 +56,7 @@ impl ClientHandle {
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             multi_queued: AtomicUsize::new(0),
+            blocked: AtomicBool::new(false),
             closer: Mutex::new(None),
         }
     }

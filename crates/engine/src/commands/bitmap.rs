@@ -75,7 +75,7 @@ fn grown<'t>(
     let before = write_len(ctx, key)?;
     let buf = str_buf_mut(ctx, key)?;
     let bytes = usize::try_from(bytes).map_err(|_| CmdError::StringTooLong)?;
-    let grew = before.map_or(true, |len| len < bytes);
+    let grew = before.is_none_or(|len| len < bytes);
     if buf.len() < bytes {
         let extra = bytes - buf.len();
         if buf.try_reserve(extra).is_err() {
