@@ -155,6 +155,9 @@ pub(crate) struct Serving {
 struct Registry {
     next_id: u64,
     queues: HashMap<(usize, Bytes), VecDeque<u64>>,
+    /// How many databases have a queue on each key name: a write looks its
+    /// keys up here, without copying them, before anything else.
+    names: HashMap<Bytes, usize>,
     waiters: HashMap<u64, Waiter>,
 }
 
@@ -167,6 +170,12 @@ impl Registry {
                 q.retain(|x| *x != id);
                 if q.is_empty() {
                     self.queues.remove(&k);
+                    if let Some(n) = self.names.get_mut(&k.1) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.names.remove(&k.1);
+                        }
+                    }
                 }
             }
         }
@@ -246,12 +255,18 @@ impl Blocking {
         out: &mut Vec<usize>,
     ) {
         let reg = self.reg.lock();
-        if reg.waiters.is_empty() {
+        let mut work: Vec<Bytes> = keys
+            .filter(|k| reg.names.contains_key(*k))
+            .map(Bytes::copy_from_slice)
+            .collect();
+        if work.is_empty() {
             return;
         }
-        let mut work: Vec<Bytes> = keys.map(Bytes::copy_from_slice).collect();
         let mut seen: hashbrown::HashSet<Bytes> = work.iter().cloned().collect();
         while let Some(key) = work.pop() {
+            if !reg.names.contains_key(&key) {
+                continue;
+            }
             for db in 0..databases {
                 let Some(q) = reg.queues.get(&(db, key.clone())) else {
                     continue;
@@ -335,10 +350,11 @@ impl Engine {
             reg.next_id += 1;
             let id = reg.next_id;
             for k in &wanted {
-                reg.queues
-                    .entry((session.db, k.clone()))
-                    .or_default()
-                    .push_back(id);
+                let q = reg.queues.entry((session.db, k.clone())).or_default();
+                q.push_back(id);
+                if q.len() == 1 {
+                    *reg.names.entry(k.clone()).or_default() += 1;
+                }
             }
             reg.waiters.insert(
                 id,

@@ -491,6 +491,56 @@ mod tests {
         assert_eq!(t.engine.blocking.blocked_clients(), 0);
     }
 
+    /// A write to a BLMOVE's source reaches the waiters on its destination
+    /// too: their shards are locked with the writer's, and forgotten once
+    /// nobody waits.
+    #[test]
+    fn a_write_reaches_the_shards_of_waiters_behind_a_move() {
+        let mut t = TestEngine::new();
+        let ks = &t.engine.keyspace;
+        let mut names = Vec::new();
+        let mut shards = Vec::new();
+        for i in 0.. {
+            let k = format!("k{i}");
+            let s = ks.shard_of(k.as_bytes());
+            if !shards.contains(&s) {
+                shards.push(s);
+                names.push(k);
+            }
+            if names.len() == 3 {
+                break;
+            }
+        }
+        let (src, dst, other) = (&names[0], &names[1], &names[2]);
+        let mut mover = t.other_session();
+        let mut popper = t.other_session();
+        t.run_as(&mut mover, &["BLMOVE", src, dst, "LEFT", "LEFT", "0"]);
+        t.run_as(&mut popper, &["BLPOP", other, dst, "0"]);
+        let reach = |t: &TestEngine, key: &str| {
+            let mut out = Vec::new();
+            t.engine.blocking.reachable_shards(
+                std::iter::once(key.as_bytes()),
+                t.engine.databases(),
+                &mut out,
+            );
+            out.sort_unstable();
+            out.dedup();
+            out
+        };
+        let mut all = shards.clone();
+        all.sort_unstable();
+        assert_eq!(reach(&t, src), all);
+        assert_eq!(reach(&t, "unrelated"), Vec::<usize>::new());
+        t.run(&["RPUSH", src, "e"]);
+        assert_eq!(t.engine.block_reply(&mut mover), Some(bulk("e")));
+        assert_eq!(
+            t.engine.block_reply(&mut popper),
+            Some(arr(&[dst.as_str(), "e"]))
+        );
+        assert_eq!(reach(&t, src), Vec::<usize>::new());
+        assert_eq!(reach(&t, dst), Vec::<usize>::new());
+    }
+
     /// The race a blocked client must never lose. Clients wait on six keys
     /// (BLPOP, BLMOVE to a destination elsewhere, BZPOPMIN); one thread fills
     /// all six in one transaction while another keeps taking from them, by
