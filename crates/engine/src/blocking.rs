@@ -30,7 +30,7 @@ use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -112,6 +112,8 @@ pub struct BlockRequest {
 pub(crate) struct Waiter {
     db: usize,
     keys: Vec<Bytes>,
+    /// The shard of each of `keys`.
+    key_shards: Vec<usize>,
     /// Every key its command declares (a BLMOVE's destination too) and their
     /// shards, ascending: what serving it locks.
     declared: Vec<Bytes>,
@@ -162,14 +164,15 @@ struct Registry {
 }
 
 impl Registry {
-    fn unlink(&mut self, id: u64) -> Option<Waiter> {
+    fn unlink(&mut self, id: u64, queued_in: &[AtomicU32]) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
-        for key in &w.keys {
+        for (key, &shard) in w.keys.iter().zip(&w.key_shards) {
             let k = (w.db, key.clone());
             if let Some(q) = self.queues.get_mut(&k) {
                 q.retain(|x| *x != id);
                 if q.is_empty() {
                     self.queues.remove(&k);
+                    queued_in[shard % QUEUE_SLOTS].fetch_sub(1, Ordering::SeqCst);
                     if let Some(n) = self.names.get_mut(&k.1) {
                         *n -= 1;
                         if *n == 0 {
@@ -183,18 +186,41 @@ impl Registry {
     }
 }
 
+/// Slots of [`Blocking::queued_in`]; shards share a slot modulo this.
+const QUEUE_SLOTS: usize = 64;
+
 /// The engine-wide registry of blocked clients.
-#[derive(Default)]
 pub struct Blocking {
     /// Number of waiters; lets writes skip all of this when nobody waits.
     count: AtomicUsize,
+    /// Number of queues on keys of each shard (shards beyond the slots
+    /// share them). Changed only under the key's shard lock, so a command
+    /// holding a shard reads its slot exactly: zero means no waiter there,
+    /// and the command need not look at the registry at all.
+    queued_in: [AtomicU32; QUEUE_SLOTS],
     reg: Mutex<Registry>,
+}
+
+impl Default for Blocking {
+    fn default() -> Self {
+        Blocking {
+            count: AtomicUsize::new(0),
+            queued_in: std::array::from_fn(|_| AtomicU32::new(0)),
+            reg: Mutex::default(),
+        }
+    }
 }
 
 impl Blocking {
     /// Whether any client is blocked.
     pub fn any(&self) -> bool {
         self.count.load(Ordering::SeqCst) > 0
+    }
+
+    /// Whether no client waits on a key of `shard`; exact while the caller
+    /// holds that shard's lock.
+    fn shard_idle(&self, shard: usize) -> bool {
+        self.queued_in[shard % QUEUE_SLOTS].load(Ordering::SeqCst) == 0
     }
 
     /// Number of blocked clients (INFO `blocked_clients`).
@@ -204,12 +230,11 @@ impl Blocking {
 
     /// Whether a client waits on `key` in `db`.
     pub fn has_waiters(&self, db: usize, key: &[u8]) -> bool {
-        self.any()
-            && self
-                .reg
-                .lock()
-                .queues
-                .contains_key(&(db, Bytes::copy_from_slice(key)))
+        if !self.any() {
+            return false;
+        }
+        let reg = self.reg.lock();
+        reg.names.contains_key(key) && reg.queues.contains_key(&(db, Bytes::copy_from_slice(key)))
     }
 
     pub(crate) fn is_queued(&self, id: u64) -> bool {
@@ -224,7 +249,7 @@ impl Blocking {
 
     /// Remove waiter `id`; called with the shard locks of its command held.
     pub(crate) fn claim(&self, id: u64) -> Option<Waiter> {
-        let w = self.reg.lock().unlink(id)?;
+        let w = self.reg.lock().unlink(id, &self.queued_in)?;
         w.handle.blocked.store(false, Ordering::Relaxed);
         self.count.fetch_sub(1, Ordering::SeqCst);
         Some(w)
@@ -345,21 +370,24 @@ impl Engine {
                 wanted.push(copy(k));
             }
         }
+        let key_shards: Vec<usize> = wanted.iter().map(|k| self.keyspace.shard_of(k)).collect();
         let id = {
             let mut reg = self.blocking.reg.lock();
             reg.next_id += 1;
             let id = reg.next_id;
-            for k in &wanted {
+            for (k, &shard) in wanted.iter().zip(&key_shards) {
                 let q = reg.queues.entry((session.db, k.clone())).or_default();
                 q.push_back(id);
                 if q.len() == 1 {
                     *reg.names.entry(k.clone()).or_default() += 1;
+                    self.blocking.queued_in[shard % QUEUE_SLOTS].fetch_add(1, Ordering::SeqCst);
                 }
             }
             reg.waiters.insert(
                 id,
                 Waiter {
                     db: session.db,
+                    key_shards,
                     keys: wanted,
                     declared,
                     shards: shards.clone(),
@@ -484,16 +512,19 @@ impl Engine {
         }
         want.extend(names.iter().map(|k| ks.shard_of(k)));
         let dbs = self.databases();
-        self.blocking
-            .reachable_shards(names.iter().map(|k| &k[..]), dbs, &mut want);
         loop {
             want.sort_unstable();
             want.dedup();
             let mut guards: Vec<_> = want.iter().map(|&i| (i, ks.lock(i))).collect();
-            // Waiters may have joined before the locks were taken.
+            // Under the locks: nobody waits on these shards (the common case
+            // while clients block elsewhere), or every waiter reachable from
+            // the command's keys lies in shards held.
+            let idle = want.iter().all(|&s| self.blocking.shard_idle(s));
             let mut need = Vec::new();
-            self.blocking
-                .reachable_shards(names.iter().map(|k| &k[..]), dbs, &mut need);
+            if !idle {
+                self.blocking
+                    .reachable_shards(names.iter().map(|k| &k[..]), dbs, &mut need);
+            }
             if need.iter().all(|s| want.binary_search(s).is_ok()) {
                 return Some(match guards.len() {
                     0 => Guards::None,
