@@ -531,9 +531,23 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         if count < 0 {
             // Repeats allowed: encoded as drawn.
             let per_pick = if with_values && !resp3 { 2 } else { 1 };
+            // A compact hash is decoded once rather than walked per pick.
+            let decoded = matches!(h, HashRef::Packed(_)).then(|| {
+                let mut all = Vec::with_capacity(len);
+                h.for_each(|k, v| all.push((k.to_vec(), v.to_vec())));
+                all
+            });
             return crate::args::random_repeats(count.unsigned_abs(), per_pick, limit, |buf| {
-                let Some((k, v)) = h.pair_at(rand(len)) else {
-                    return;
+                let i = rand(len);
+                let (k, v) = match &decoded {
+                    Some(all) => match all.get(i) {
+                        Some((k, v)) => (Cow::Borrowed(&k[..]), Cow::Borrowed(&v[..])),
+                        None => return,
+                    },
+                    None => match h.pair_at(i) {
+                        Some(pair) => pair,
+                        None => return,
+                    },
                 };
                 if with_values && resp3 {
                     buf.extend_from_slice(b"*2\r\n");

@@ -343,9 +343,18 @@ fn srandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
         // Repeats allowed: encoded as drawn.
         let limit = u64::try_from(ctx.engine.config.proto_max_bulk_len()).unwrap_or(0);
         let reply = read_set_counted(ctx, key, |s| {
-            crate::args::random_repeats(n.unsigned_abs(), 1, limit, |buf| {
-                if let Some(m) = s.set_random(&mut rng) {
-                    crate::args::put_bulk(buf, &m);
+            // A compact set is decoded once rather than walked per pick.
+            let decoded = (!matches!(s, Value::Set(_))).then(|| s.set_members());
+            crate::args::random_repeats(n.unsigned_abs(), 1, limit, |buf| match &decoded {
+                Some(all) if !all.is_empty() => {
+                    let i = (rng() % all.len() as u64) as usize;
+                    crate::args::put_bulk(buf, &all[i]);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(m) = s.set_random(&mut rng) {
+                        crate::args::put_bulk(buf, &m);
+                    }
                 }
             })
         })?;

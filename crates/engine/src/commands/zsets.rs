@@ -1491,16 +1491,40 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
             let resp3 = proto == keel_resp::Protocol::Resp3;
             let per_pick = if withscores && !resp3 { 2 } else { 1 };
             let limit = u64::try_from(engine.config.proto_max_bulk_len()).unwrap_or(0);
-            let reply = random_repeats(c.unsigned_abs(), per_pick, limit, |buf| {
-                let Some((m, s)) = zset::pick(v, pick(n)) else {
-                    return;
-                };
+            let encode = |buf: &mut bytes::BytesMut, m: &[u8], s: f64| {
                 if withscores && resp3 {
                     buf.extend_from_slice(b"*2\r\n");
                 }
-                put_bulk(buf, &m);
+                put_bulk(buf, m);
                 if withscores {
                     keel_resp::encode(&Frame::Double(s), proto, buf);
+                }
+            };
+            // A compact set is encoded once rather than walked per pick.
+            let encoded: Option<Vec<bytes::BytesMut>> =
+                matches!(v, keel_store::Value::ZSetPacked(_)).then(|| {
+                    zset::to_vec(v)
+                        .into_iter()
+                        .map(|(m, s)| {
+                            let mut one = bytes::BytesMut::new();
+                            encode(&mut one, &m, s);
+                            one
+                        })
+                        .collect()
+                });
+            let reply = random_repeats(c.unsigned_abs(), per_pick, limit, |buf| {
+                let i = pick(n);
+                match &encoded {
+                    Some(all) => {
+                        if let Some(one) = all.get(i) {
+                            buf.extend_from_slice(one);
+                        }
+                    }
+                    None => {
+                        if let Some((m, s)) = zset::pick(v, i) {
+                            encode(buf, &m, s);
+                        }
+                    }
                 }
             });
             ctx.hit(true);
