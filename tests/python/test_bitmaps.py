@@ -329,3 +329,27 @@ def test_bitmaps_in_transaction(r):
     p.getbit("c", 1)
     p.bitcount("c")
     assert p.execute() == [0, 0, 1, 1, 2]
+
+
+def test_only_real_bit_changes_count_as_changes(r):
+    """rdb_changes_since_last_save after each write, as Redis counts it: a
+    write that leaves every bit as it was counts only when it created or grew
+    the string."""
+    cases = [
+        (("SETBIT", "b", "3", "1"), 1),
+        (("SETBIT", "b", "3", "1"), 0),
+        (("SETBIT", "b", "3", "0"), 1),
+        (("SETBIT", "b", "100", "0"), 1),
+        (("BITFIELD", "b", "SET", "u8", "0", "0"), 0),
+        (("BITFIELD", "b", "INCRBY", "u8", "0", "0"), 0),
+        (("BITFIELD", "b", "INCRBY", "u8", "0", "1"), 1),
+        (("BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "255"), 0),
+        (("BITFIELD", "c", "SET", "u8", "0", "1", "SET", "u8", "8", "1"), 2),
+        (("BITFIELD", "c", "SET", "u8", "0", "3", "SET", "u8", "0", "3"), 1),
+        (("BITFIELD", "c", "SET", "u8", "40", "0"), 1),
+    ]
+    for argv, want in cases:
+        before = r.info("persistence")["rdb_changes_since_last_save"]
+        r.execute_command(*argv)
+        after = r.info("persistence")["rdb_changes_since_last_save"]
+        assert after - before == want, argv

@@ -713,3 +713,124 @@ def test_timeouts_racing_pushes_lose_and_duplicate_nothing():
         assert sorted(popped + left) == sorted(f"e{i}" for i in range(n_items))
         wait_blocked(admin, 0)
         admin.close()
+
+
+# --- CLIENT UNBLOCK and the blocked flag -------------------------------------------------
+
+
+def test_client_list_shows_a_blocked_client_as_b(r, clients):
+    c = clients()
+    cid = c.client_id()
+    with ThreadPoolExecutor(1) as pool:
+        fut = pool.submit(c.blpop, ["k"], 5)
+        wait_blocked(r, 1)
+        assert r.client_list(client_id=[str(cid)])[0]["flags"] == "b"
+        r.rpush("k", "v")
+        assert fut.result(timeout=5) == ("k", "v")
+    assert r.client_list(client_id=[str(cid)])[0]["flags"] == "N"
+
+
+def test_client_unblock_replies_and_errors(r, clients):
+    c = clients()
+    cid = c.client_id()
+    with ThreadPoolExecutor(1) as pool:
+        # TIMEOUT (the default): the command's own timeout reply.
+        fut = pool.submit(c.blpop, ["k"], 0)
+        wait_blocked(r, 1)
+        with pytest.raises(redis.ResponseError, match="^CLIENT UNBLOCK reason should be TIMEOUT or ERROR$"):
+            r.execute_command("CLIENT", "UNBLOCK", cid, "NOPE")
+        assert r.execute_command("CLIENT", "UNBLOCK", cid) == 1
+        assert fut.result(timeout=5) is None
+        assert r.execute_command("CLIENT", "UNBLOCK", cid, "TIMEOUT") == 0
+        fut = pool.submit(c.bzpopmin, ["z"], 0)
+        wait_blocked(r, 1)
+        assert r.execute_command("CLIENT", "UNBLOCK", cid, "timeout") == 1
+        assert fut.result(timeout=5) is None
+        # ERROR: the client gets an UNBLOCKED error.
+        fut = pool.submit(c.blmove, "k", "d", 0, "LEFT", "RIGHT")
+        wait_blocked(r, 1)
+        assert r.execute_command("CLIENT", "UNBLOCK", cid, "ERROR") == 1
+        with pytest.raises(redis.ResponseError, match="^UNBLOCKED client unblocked via CLIENT UNBLOCK$"):
+            fut.result(timeout=5)
+    wait_blocked(r, 0)
+    # A push afterwards stays in the list: nobody waits any more.
+    r.rpush("k", "v")
+    assert r.lrange("k", 0, -1) == ["v"]
+    assert r.execute_command("CLIENT", "UNBLOCK", r.client_id()) == 0
+    assert r.execute_command("CLIENT", "UNBLOCK", "-5") == 0
+    assert r.execute_command("CLIENT", "UNBLOCK", "999999") == 0
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
+        r.execute_command("CLIENT", "UNBLOCK", "abc")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'client|unblock' command"):
+        r.execute_command("CLIENT", "UNBLOCK")
+    with pytest.raises(redis.ResponseError, match="^unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.$"):
+        r.execute_command("CLIENT", "UNBLOCK", cid, "TIMEOUT", "x")
+
+
+# --- the race between waiters and other clients ------------------------------------------
+
+
+def test_stress_waiters_win_over_plain_pops_on_other_threads():
+    """Clients wait on six lists; one connection fills all six in one
+    transaction while another keeps popping them without blocking. The
+    waiters came first: each gets its element, the popper gets nothing.
+    Bounded in time; counts what a lost race costs."""
+    keys = [f"q{i}" for i in range(6)]
+    with running_server(*THREADED) as s:
+        admin = s.client()
+        waiters = [Raw(s.port) for _ in keys]
+        filler, popper = Raw(s.port), Raw(s.port)
+        fill = [("MULTI",)] + [("LPUSH", k, "x") for k in keys] + [("EXEC",)]
+        fill_reply = b"+OK\r\n" + b"+QUEUED\r\n" * 6 + b"*6\r\n" + b":1\r\n" * 6
+        pops = [("LPOP", k) for k in reversed(keys)]
+        rounds = stolen = unserved = 0
+        deadline = time.time() + 3
+        while time.time() < deadline and rounds < 1500:
+            rounds += 1
+            for w, k in zip(waiters, keys):
+                w.send(("BLPOP", k, "0"))
+            wait_blocked(admin, len(keys))
+            done = threading.Event()
+
+            def do_fill():
+                filler.send(*fill)
+                filler.read_exact(fill_reply)
+                done.set()
+
+            t = threading.Thread(target=do_fill)
+            t.start()
+            while True:
+                last = done.is_set()
+                popper.send(*pops)
+                popper.sock.settimeout(5)
+                replies = 0
+                while replies < len(pops):
+                    if popper.buf.startswith(b"$-1\r\n"):
+                        popper.buf = popper.buf[5:]
+                    elif popper.buf.startswith(b"$1\r\nx\r\n"):
+                        popper.buf = popper.buf[7:]
+                        stolen += 1
+                    else:
+                        popper.buf += popper.sock.recv(65536)
+                        continue
+                    replies += 1
+                if last:
+                    break
+            t.join()
+            for w, k in zip(waiters, keys):
+                w.sock.settimeout(0.5)
+                try:
+                    while not w.buf.endswith(b"x\r\n"):
+                        chunk = w.sock.recv(65536)
+                        assert chunk
+                        w.buf += chunk
+                    assert w.buf == b"*2\r\n$%d\r\n%s\r\n$1\r\nx\r\n" % (len(k), k.encode())
+                    w.buf = b""
+                except socket.timeout:
+                    unserved += 1
+            if unserved:
+                break
+        assert (stolen, unserved) == (0, 0), f"{rounds} rounds"
+        for c in waiters + [filler, popper]:
+            c.close()
+        admin.close()

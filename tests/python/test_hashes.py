@@ -421,9 +421,40 @@ def test_hscan_reply_is_a_flat_array_in_resp3(r3):
     assert raw(r3, "HMGET", "h", "a", "b") == ["1", None]
 
 
-@pytest.mark.skipif(AGAINST_REDIS, reason="Redis streams any count into its output buffer")
-def test_hrandfield_refuses_a_reply_it_would_have_to_build_whole(r):
+def test_hrandfield_and_srandmember_count_limits_are_redis(r):
     r.hset("h", mapping={"a": "1", "b": "2"})
+    r.sadd("s", "x", "y")
+    for cmd, key in (("HRANDFIELD", "h"), ("HRANDFIELD", "nokey"), ("SRANDMEMBER", "s")):
+        with pytest.raises(redis.ResponseError, match="must between -9223372036854775807 and"):
+            r.execute_command(cmd, key, "-9223372036854775808")
+    for key in ("h", "nokey"):
+        for bad in ("-4611686018427387904", "4611686018427387904", "-9223372036854775807"):
+            with pytest.raises(redis.ResponseError, match="^value is out of range$"):
+                r.execute_command("HRANDFIELD", key, bad, "WITHVALUES")
+    assert r.execute_command("HRANDFIELD", "nokey", "-4611686018427387903", "WITHVALUES") == []
+    assert r.execute_command("SRANDMEMBER", "nokey", "-9223372036854775807") == []
+    got = r.execute_command("HRANDFIELD", "h", "-300000", "WITHVALUES")
+    assert len(got) == 600000
+    assert {(f, v) for f, v in zip(got[0::2], got[1::2])} == {("a", "1"), ("b", "2")}
+    got = r.execute_command("SRANDMEMBER", "s", "-300000")
+    assert len(got) == 300000 and set(got) == {"x", "y"}
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="Redis streams any count and would exhaust memory")
+def test_hrandfield_refuses_a_reply_past_proto_max_bulk_len(r):
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    r.sadd("s", "x")
     assert len(r.hrandfield("h", -1000)) == 1000
-    with pytest.raises(redis.ResponseError, match="negative count must be at least -16777216"):
-        r.hrandfield("h", -(1 << 24) - 1)
+    with pytest.raises(redis.ResponseError, match="reply too large"):
+        r.hrandfield("h", -(1 << 62))
+    with pytest.raises(redis.ResponseError, match="reply too large"):
+        r.srandmember("s", -(1 << 62))
+
+
+def test_hincrbyfloat_refuses_an_embedded_nul(r):
+    with pytest.raises(redis.ResponseError, match="^value is not a valid float$"):
+        r.hincrbyfloat("h", "f", b"1.5\0")
+    r.hset("h", "g", b"1.5\0")
+    with pytest.raises(redis.ResponseError, match="^hash value is not a float$"):
+        r.hincrbyfloat("h", "g", 1)
+    assert r.hget("h", "g") == "1.5\0"

@@ -413,3 +413,13 @@ def test_multi_key_commands_in_transaction(r):
     p.incr("a")
     p.execute_command("LCS", "a", "b")
     assert p.execute() == [True, ["1", "2", "3"], 2, "2"]
+
+
+def test_incrbyfloat_refuses_an_embedded_nul(r):
+    with pytest.raises(redis.ResponseError, match="^value is not a valid float$"):
+        r.incrbyfloat("f", b"1.5\0")
+    r.set("g", b"1.5\0")
+    with pytest.raises(redis.ResponseError, match="^value is not a valid float$"):
+        r.incrbyfloat("g", 1)
+    assert r.exists("f") == 0
+    assert r.incrbyfloat("f", "1.5") == 1.5

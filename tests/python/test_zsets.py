@@ -1,6 +1,8 @@
 """Sorted sets: replies (RESP2 and RESP3), error texts, score formatting and
 encodings as Redis 7.0 gives them."""
 
+import socket
+
 import pytest
 import redis
 
@@ -547,11 +549,45 @@ def test_memory_usage_tracks_members(r):
     assert r.memory_usage("big", samples=0) < big
 
 
-@pytest.mark.skipif(AGAINST_REDIS, reason="Redis streams any count into its output buffer")
-def test_zrandmember_refuses_a_reply_it_would_have_to_build_whole(r):
+def test_zrandmember_count_limits_are_redis(r):
     r.zadd("z", {"a": 1, "b": 2})
-    with pytest.raises(redis.ResponseError, match="negative count must be at least -16777216"):
-        r.zrandmember("z", -(1 << 24) - 1)
+    # The count range, then WITHSCORES's half range, both before the key.
+    for key in ("z", "nokey"):
+        with pytest.raises(redis.ResponseError, match="must between -9223372036854775807 and"):
+            r.execute_command("ZRANDMEMBER", key, "-9223372036854775808")
+        for bad in ("-4611686018427387904", "4611686018427387904", "-9223372036854775807"):
+            with pytest.raises(redis.ResponseError, match="^value is out of range$"):
+                r.execute_command("ZRANDMEMBER", key, bad, "WITHSCORES")
+    assert r.execute_command("ZRANDMEMBER", "nokey", "-4611686018427387903", "WITHSCORES") == []
+    assert r.execute_command("ZRANDMEMBER", "nokey", "-9223372036854775807") == []
+    got = r.execute_command("ZRANDMEMBER", "z", "-300000", "WITHSCORES")
+    assert len(got) == 600000
+    assert {(m, s) for m, s in zip(got[0::2], got[1::2])} == {("a", "1"), ("b", "2")}
+
+
+def test_zrandmember_answers_twenty_million_repeats(r):
+    # Redis answers this count; so must Keel. Read raw: a one-byte member makes
+    # every element `$1\r\na\r\n`, so the reply's exact size is known.
+    r.zadd("z", {"a": 1})
+    port = r.connection_pool.connection_kwargs["port"]
+    n = 20_000_000
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(b"ZRANDMEMBER z -20000000\r\nPING\r\n")
+        want = len(f"*{n}\r\n") + 7 * n + len(b"+PONG\r\n")
+        got = bytearray()
+        while len(got) < want:
+            chunk = s.recv(1 << 20)
+            assert chunk
+            got += chunk[: want - len(got)] if len(got) + len(chunk) > want else chunk
+        assert got.startswith(f"*{n}\r\n$1\r\na\r\n".encode())
+        assert got.endswith(b"$1\r\na\r\n+PONG\r\n")
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="Redis streams any count and would exhaust memory")
+def test_zrandmember_refuses_a_reply_past_proto_max_bulk_len(r):
+    r.zadd("z", {"a": 1, "b": 2})
+    with pytest.raises(redis.ResponseError, match="reply too large"):
+        r.zrandmember("z", -(1 << 62))
     assert len(r.zrandmember("z", -1000)) == 1000
 
 

@@ -110,23 +110,68 @@ pub fn parse_f64(a: &[u8]) -> Result<f64, CmdError> {
     num::parse_f64_in_range(a).ok_or(CmdError::NotFloat)
 }
 
-/// Whether `a` equals `word` ignoring ASCII case.
-/// HRANDFIELD, SRANDMEMBER and ZRANDMEMBER with a negative count build their
-/// whole reply in memory; past this many picks Keel refuses rather than let
-/// one request exhaust the server (Redis streams them into an unbounded
-/// output buffer).
-pub const MAX_RANDOM_REPEATS: u64 = 1 << 24;
+/// The reply of HRANDFIELD, SRANDMEMBER or ZRANDMEMBER with a negative count:
+/// `picks` draws with repeats, each written by `emit` as `frames_per_pick`
+/// encoded frames, straight into one encoded array (no `Frame` per element).
+/// Redis streams such a reply into an output buffer of any size; Keel builds
+/// it whole, so it refuses a reply that would outgrow `limit_bytes`
+/// (`proto-max-bulk-len`), before drawing when even the smallest elements
+/// could not fit.
+pub fn random_repeats(
+    picks: u64,
+    frames_per_pick: u64,
+    limit_bytes: u64,
+    mut emit: impl FnMut(&mut bytes::BytesMut),
+) -> Result<keel_resp::Frame, CmdError> {
+    use std::fmt::Write as _;
+    let too_large = || {
+        CmdError::err("reply too large: random picks with repeats would exceed proto-max-bulk-len")
+    };
+    let frames = picks.saturating_mul(frames_per_pick);
+    // An empty bulk string, `$0\r\n\r\n`, is the smallest element.
+    if frames.saturating_mul(6) > limit_bytes {
+        return Err(too_large());
+    }
+    let mut buf = bytes::BytesMut::new();
+    let _ = write!(buf, "*{frames}\r\n");
+    for _ in 0..picks {
+        emit(&mut buf);
+        if buf.len() as u64 > limit_bytes {
+            return Err(too_large());
+        }
+    }
+    Ok(keel_resp::Frame::Encoded(buf.freeze()))
+}
 
-/// Refuse a negative random-pick count beyond `MAX_RANDOM_REPEATS`.
-pub fn check_random_repeats(count: i64) -> Result<(), CmdError> {
-    if count < 0 && count.unsigned_abs() > MAX_RANDOM_REPEATS {
-        return Err(CmdError::err(format!(
-            "count is out of range, a negative count must be at least -{MAX_RANDOM_REPEATS}"
-        )));
+/// Append `data` as a bulk string to an encoded reply.
+pub fn put_bulk(buf: &mut bytes::BytesMut, data: &[u8]) {
+    use std::fmt::Write as _;
+    let _ = write!(buf, "${}\r\n", data.len());
+    buf.extend_from_slice(data);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// The count of HRANDFIELD WITHVALUES and ZRANDMEMBER WITHSCORES: Redis bounds
+/// it so that twice it still fits a signed 64-bit integer.
+pub fn check_random_pairs(count: i64) -> Result<(), CmdError> {
+    if count.unsigned_abs() > (i64::MAX / 2) as u64 {
+        return Err(CmdError::err("value is out of range"));
     }
     Ok(())
 }
 
+/// The count of HRANDFIELD, SRANDMEMBER and ZRANDMEMBER: any 64-bit integer
+/// but the most negative, with Redis's range message.
+pub fn parse_random_count(a: &[u8]) -> Result<i64, CmdError> {
+    match parse_i64(a)? {
+        i64::MIN => Err(CmdError::err(
+            "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        )),
+        n => Ok(n),
+    }
+}
+
+/// Whether `a` equals `word` ignoring ASCII case.
 pub fn is(a: &[u8], word: &str) -> bool {
     a.eq_ignore_ascii_case(word.as_bytes())
 }

@@ -6,20 +6,23 @@
 //! and its registration. It returns at once; the connection then waits on the
 //! waiter's [`BlockSlot`] instead of running its next commands.
 //!
-//! A write to a key someone waits on marks the key ready. When the writing
-//! command has finished and released its locks, its thread serves the key: it
+//! While anyone waits, a write command also locks the shards of every waiter
+//! it could serve ([`Engine::lock_with_waiters`]). A write to a key someone
+//! waits on marks the key ready; when the writing command has finished, still
+//! under its locks, the executor serves the key ([`Engine::serve_held`]): it
 //! re-runs each waiter's command, in the order the waiters blocked, on behalf
-//! of the blocked client (with that client's database and protocol), under the
-//! locks the command declares. The re-run claims its waiter (removes it from
-//! the registry) under those locks, in the same critical section as its pop.
+//! of the blocked client (with that client's database and protocol). The
+//! re-run claims its waiter (removes it from the registry) in the same
+//! critical section as its pop, and no other command can see the data first.
 //! Giving up (timeout, disconnect) takes the same locks before removing the
 //! waiter, so an element is either delivered to the waiter or left in the key,
 //! never both and never neither.
 
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Guards};
 use crate::engine::Engine;
 use crate::error::CmdError;
 use crate::session::{ClientHandle, Session};
+use crate::spec::{Flags, Keys};
 use bytes::Bytes;
 use hashbrown::HashMap;
 use keel_resp::{Frame, Protocol};
@@ -27,7 +30,7 @@ use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -109,6 +112,12 @@ pub struct BlockRequest {
 pub(crate) struct Waiter {
     db: usize,
     keys: Vec<Bytes>,
+    /// The shard of each of `keys`.
+    key_shards: Vec<usize>,
+    /// Every key its command declares (a BLMOVE's destination too) and their
+    /// shards, ascending: what serving it locks.
+    declared: Vec<Bytes>,
+    shards: Vec<usize>,
     argv: Vec<Bytes>,
     proto: Protocol,
     handle: Arc<ClientHandle>,
@@ -148,18 +157,28 @@ pub(crate) struct Serving {
 struct Registry {
     next_id: u64,
     queues: HashMap<(usize, Bytes), VecDeque<u64>>,
+    /// How many databases have a queue on each key name: a write looks its
+    /// keys up here, without copying them, before anything else.
+    names: HashMap<Bytes, usize>,
     waiters: HashMap<u64, Waiter>,
 }
 
 impl Registry {
-    fn unlink(&mut self, id: u64) -> Option<Waiter> {
+    fn unlink(&mut self, id: u64, queued_in: &[AtomicU32]) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
-        for key in &w.keys {
+        for (key, &shard) in w.keys.iter().zip(&w.key_shards) {
             let k = (w.db, key.clone());
             if let Some(q) = self.queues.get_mut(&k) {
                 q.retain(|x| *x != id);
                 if q.is_empty() {
                     self.queues.remove(&k);
+                    queued_in[shard % QUEUE_SLOTS].fetch_sub(1, Ordering::SeqCst);
+                    if let Some(n) = self.names.get_mut(&k.1) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.names.remove(&k.1);
+                        }
+                    }
                 }
             }
         }
@@ -167,18 +186,41 @@ impl Registry {
     }
 }
 
+/// Slots of [`Blocking::queued_in`]; shards share a slot modulo this.
+const QUEUE_SLOTS: usize = 64;
+
 /// The engine-wide registry of blocked clients.
-#[derive(Default)]
 pub struct Blocking {
     /// Number of waiters; lets writes skip all of this when nobody waits.
     count: AtomicUsize,
+    /// Number of queues on keys of each shard (shards beyond the slots
+    /// share them). Changed only under the key's shard lock, so a command
+    /// holding a shard reads its slot exactly: zero means no waiter there,
+    /// and the command need not look at the registry at all.
+    queued_in: [AtomicU32; QUEUE_SLOTS],
     reg: Mutex<Registry>,
+}
+
+impl Default for Blocking {
+    fn default() -> Self {
+        Blocking {
+            count: AtomicUsize::new(0),
+            queued_in: std::array::from_fn(|_| AtomicU32::new(0)),
+            reg: Mutex::default(),
+        }
+    }
 }
 
 impl Blocking {
     /// Whether any client is blocked.
     pub fn any(&self) -> bool {
         self.count.load(Ordering::SeqCst) > 0
+    }
+
+    /// Whether no client waits on a key of `shard`; exact while the caller
+    /// holds that shard's lock.
+    fn shard_idle(&self, shard: usize) -> bool {
+        self.queued_in[shard % QUEUE_SLOTS].load(Ordering::SeqCst) == 0
     }
 
     /// Number of blocked clients (INFO `blocked_clients`).
@@ -188,12 +230,11 @@ impl Blocking {
 
     /// Whether a client waits on `key` in `db`.
     pub fn has_waiters(&self, db: usize, key: &[u8]) -> bool {
-        self.any()
-            && self
-                .reg
-                .lock()
-                .queues
-                .contains_key(&(db, Bytes::copy_from_slice(key)))
+        if !self.any() {
+            return false;
+        }
+        let reg = self.reg.lock();
+        reg.names.contains_key(key) && reg.queues.contains_key(&(db, Bytes::copy_from_slice(key)))
     }
 
     pub(crate) fn is_queued(&self, id: u64) -> bool {
@@ -208,7 +249,8 @@ impl Blocking {
 
     /// Remove waiter `id`; called with the shard locks of its command held.
     pub(crate) fn claim(&self, id: u64) -> Option<Waiter> {
-        let w = self.reg.lock().unlink(id)?;
+        let w = self.reg.lock().unlink(id, &self.queued_in)?;
+        w.handle.blocked.store(false, Ordering::Relaxed);
         self.count.fetch_sub(1, Ordering::SeqCst);
         Some(w)
     }
@@ -218,6 +260,64 @@ impl Blocking {
         let reg = self.reg.lock();
         let w = reg.waiters.get(&id)?;
         Some((w.db, w.argv.clone(), w.proto, w.handle.clone()))
+    }
+
+    /// The shards serving waiter `id` locks.
+    fn waiter_shards(&self, id: u64) -> Option<Vec<usize>> {
+        self.reg.lock().waiters.get(&id).map(|w| w.shards.clone())
+    }
+
+    /// Add to `out` the shards of every waiter a write to `keys` (names, any
+    /// database) could serve, directly or through the keys those waiters
+    /// write in turn (a BLMOVE's destination). A writer that holds them all
+    /// serves its waiters before releasing its locks. While it holds them no
+    /// waiter can join on a key it reaches (registering takes the key's shard
+    /// lock), so the set cannot grow under it.
+    pub(crate) fn reachable_shards<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        databases: usize,
+        out: &mut Vec<usize>,
+    ) {
+        let reg = self.reg.lock();
+        let mut work: Vec<Bytes> = keys
+            .filter(|k| reg.names.contains_key(*k))
+            .map(Bytes::copy_from_slice)
+            .collect();
+        if work.is_empty() {
+            return;
+        }
+        let mut seen: hashbrown::HashSet<Bytes> = work.iter().cloned().collect();
+        while let Some(key) = work.pop() {
+            if !reg.names.contains_key(&key) {
+                continue;
+            }
+            for db in 0..databases {
+                let Some(q) = reg.queues.get(&(db, key.clone())) else {
+                    continue;
+                };
+                for id in q {
+                    let Some(w) = reg.waiters.get(id) else {
+                        continue;
+                    };
+                    out.extend(&w.shards);
+                    for k in &w.declared {
+                        if seen.insert(k.clone()) {
+                            work.push(k.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waiter `id` of client `client`, if that client is blocked.
+    fn waiter_of_client(&self, client: u64) -> Option<(u64, Vec<usize>)> {
+        let reg = self.reg.lock();
+        reg.waiters
+            .iter()
+            .find(|(_, w)| w.handle.id == client)
+            .map(|(id, w)| (*id, w.shards.clone()))
     }
 
     /// The queues on `key` in every database, each in blocking order.
@@ -254,27 +354,43 @@ impl Engine {
         shards.dedup();
         // Copied: slices would keep the whole request buffer alive while blocked.
         let copy = |b: &Bytes| Bytes::copy_from_slice(b);
+        let mut declared: Vec<Bytes> = Vec::new();
+        if let Ok(id) = self.resolve(argv) {
+            let mut pos = Vec::new();
+            self.commands.specs[id].keys.positions(argv, &mut pos);
+            for i in pos {
+                if !declared.contains(&argv[i]) {
+                    declared.push(copy(&argv[i]));
+                }
+            }
+        }
         let mut wanted: Vec<Bytes> = Vec::with_capacity(keys.len());
         for k in keys {
             if !wanted.contains(k) {
                 wanted.push(copy(k));
             }
         }
+        let key_shards: Vec<usize> = wanted.iter().map(|k| self.keyspace.shard_of(k)).collect();
         let id = {
             let mut reg = self.blocking.reg.lock();
             reg.next_id += 1;
             let id = reg.next_id;
-            for k in &wanted {
-                reg.queues
-                    .entry((session.db, k.clone()))
-                    .or_default()
-                    .push_back(id);
+            for (k, &shard) in wanted.iter().zip(&key_shards) {
+                let q = reg.queues.entry((session.db, k.clone())).or_default();
+                q.push_back(id);
+                if q.len() == 1 {
+                    *reg.names.entry(k.clone()).or_default() += 1;
+                    self.blocking.queued_in[shard % QUEUE_SLOTS].fetch_add(1, Ordering::SeqCst);
+                }
             }
             reg.waiters.insert(
                 id,
                 Waiter {
                     db: session.db,
+                    key_shards,
                     keys: wanted,
+                    declared,
+                    shards: shards.clone(),
                     argv: argv.iter().map(copy).collect(),
                     proto: session.proto,
                     handle: session.handle.clone(),
@@ -282,6 +398,7 @@ impl Engine {
                 },
             );
             self.blocking.count.fetch_add(1, Ordering::SeqCst);
+            session.handle.blocked.store(true, Ordering::Relaxed);
             id
         };
         session.blocked = Some(BlockRequest {
@@ -355,6 +472,177 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Lock the shards of a write command that may fill keys clients wait on:
+    /// those of its keys and of every waiter it could serve
+    /// ([`Blocking::reachable_shards`]), so that it serves them before
+    /// releasing its locks ([`Engine::serve_held`]) and no other command sees
+    /// the data first. `None` when the command needs every shard anyway (a
+    /// transaction with a whole-keyspace command).
+    pub(crate) fn lock_with_waiters<'a>(
+        &'a self,
+        session: &Session,
+        keys: Keys,
+        argv: &[Bytes],
+    ) -> Option<Guards<'a>> {
+        let ks = &self.keyspace;
+        let mut names: Vec<Bytes> = Vec::new();
+        let mut pos = Vec::new();
+        let mut want: Vec<usize> = Vec::new();
+        if keys == Keys::Queued {
+            for queued in session.multi.iter().flatten() {
+                let Ok(qid) = self.resolve(queued) else {
+                    continue;
+                };
+                let qspec = self.commands.specs[qid];
+                if qspec.flags.contains(Flags::ALL_SHARDS)
+                    || qspec.flags.contains(Flags::SHARD_WALK)
+                {
+                    return None;
+                }
+                pos.clear();
+                qspec.keys.positions(queued, &mut pos);
+                names.extend(pos.iter().map(|&i| queued[i].clone()));
+            }
+            want.extend(session.watched_live.iter().map(|(_, k)| ks.shard_of(k)));
+        } else {
+            keys.positions(argv, &mut pos);
+            names.extend(pos.iter().map(|&i| argv[i].clone()));
+        }
+        want.extend(names.iter().map(|k| ks.shard_of(k)));
+        let dbs = self.databases();
+        loop {
+            want.sort_unstable();
+            want.dedup();
+            let mut guards: Vec<_> = want.iter().map(|&i| (i, ks.lock(i))).collect();
+            // Under the locks: nobody waits on these shards (the common case
+            // while clients block elsewhere), or every waiter reachable from
+            // the command's keys lies in shards held.
+            let idle = want.iter().all(|&s| self.blocking.shard_idle(s));
+            let mut need = Vec::new();
+            if !idle {
+                self.blocking
+                    .reachable_shards(names.iter().map(|k| &k[..]), dbs, &mut need);
+            }
+            if need.iter().all(|s| want.binary_search(s).is_ok()) {
+                return Some(match guards.len() {
+                    0 => Guards::None,
+                    1 => {
+                        let (i, g) = guards.pop()?;
+                        Guards::One(i, g)
+                    }
+                    _ => Guards::Many(guards),
+                });
+            }
+            drop(guards);
+            want.extend(need);
+        }
+    }
+
+    /// Serve, still under the locks `ctx` holds, the clients blocked on the
+    /// keys its command made ready: each waiter's command re-runs in `ctx`
+    /// (its session swapped for a stand-in of the blocked client), oldest
+    /// waiter first, so the served pops are logged right after the write and
+    /// nothing else runs in between. Keys with a waiter needing a shard `ctx`
+    /// does not hold stay in `ctx.ready` for [`Engine::serve_ready`].
+    pub(crate) fn serve_held(&self, ctx: &mut Ctx<'_>) {
+        let mut work: VecDeque<Bytes> = VecDeque::new();
+        for k in std::mem::take(&mut ctx.ready) {
+            if !work.contains(&k) {
+                work.push_back(k);
+            }
+        }
+        let mut left: Vec<Bytes> = Vec::new();
+        while let Some(key) = work.pop_front() {
+            if !self.blocking.any() {
+                break;
+            }
+            for queue in self.blocking.queues_on(&key, self.databases()) {
+                for id in queue {
+                    let Some(shards) = self.blocking.waiter_shards(id) else {
+                        continue;
+                    };
+                    if !shards.iter().all(|&s| ctx.guards.holds(s)) {
+                        if !left.contains(&key) {
+                            left.push(key.clone());
+                        }
+                        break;
+                    }
+                    let Some((db, argv, proto, handle)) = self.blocking.waiter_call(id) else {
+                        continue;
+                    };
+                    let Ok(cmd) = self.resolve(&argv) else {
+                        continue;
+                    };
+                    let mut stand_in = Session::new(handle, true);
+                    stand_in.db = db;
+                    stand_in.proto = proto;
+                    stand_in.serving = Some(Serving {
+                        id,
+                        outcome: Outcome::Pending,
+                    });
+                    std::mem::swap(ctx.session, &mut stand_in);
+                    ctx.dirty = 0;
+                    ctx.dirty_counted = 0;
+                    ctx.hits = 0;
+                    ctx.misses = 0;
+                    let reply = crate::exec::run(ctx, cmd, &argv);
+                    crate::exec::finish(ctx);
+                    ctx.hits = 0;
+                    ctx.misses = 0;
+                    std::mem::swap(ctx.session, &mut stand_in);
+                    for k in ctx.ready.drain(..) {
+                        if !work.contains(&k) {
+                            work.push_back(k);
+                        }
+                    }
+                    match stand_in.serving.take().map(|s| s.outcome) {
+                        Some(Outcome::Claimed(w)) => w.slot.complete(reply),
+                        Some(Outcome::Gone | Outcome::WrongType) => {}
+                        // The key is empty: later waiters would find it empty too.
+                        Some(Outcome::Empty | Outcome::Pending) | None => break,
+                    }
+                }
+            }
+        }
+        ctx.ready = left;
+    }
+
+    /// CLIENT UNBLOCK: end the wait of client `client`, with `error` as its
+    /// reply or, without one, the reply of its timeout. Whether it was blocked.
+    /// Takes the locks of the blocked command's shards (those `ctx` does not
+    /// hold already), as giving up does.
+    pub(crate) fn unblock_client(
+        &self,
+        ctx: &mut Ctx<'_>,
+        client: u64,
+        error: Option<Frame>,
+    ) -> bool {
+        let Some((id, shards)) = self.blocking.waiter_of_client(client) else {
+            return false;
+        };
+        let mut guards = Vec::new();
+        let nested = !matches!(ctx.guards, Guards::None);
+        for s in shards.into_iter().filter(|&s| !ctx.guards.holds(s)) {
+            if nested {
+                // Other locks are held: waiting here could deadlock.
+                match self.keyspace.try_lock(s) {
+                    Some(g) => guards.push(g),
+                    None => return false,
+                }
+            } else {
+                guards.push(self.keyspace.lock(s));
+            }
+        }
+        let Some(w) = self.blocking.claim(id) else {
+            return false;
+        };
+        match error {
+            Some(e) => w.slot.complete(e),
+            None => w.slot.close(),
+        }
+        true
     }
 
     /// Forget the wait of a client whose connection closed.

@@ -189,6 +189,11 @@ impl Engine {
                 .multi_queued
                 .store(queued, Ordering::Relaxed);
         }
+        if !ctx.ready.is_empty() {
+            // Blocked clients first, before the locks go (see crate::blocking).
+            self.serve_held(&mut ctx);
+            tick.last = ctx.tick.last;
+        }
         let ready = std::mem::take(&mut ctx.ready);
         (reply, ready)
     }
@@ -204,6 +209,11 @@ impl Engine {
         let ks = &self.keyspace;
         if flags.contains(Flags::ALL_SHARDS) {
             return Guards::Many((0..ks.shard_count()).map(|i| (i, ks.lock(i))).collect());
+        }
+        if self.blocking.any() && (flags.contains(Flags::WRITE) || keys == Keys::Queued) {
+            if let Some(guards) = self.lock_with_waiters(session, keys, argv) {
+                return guards;
+            }
         }
         let mut shards: Vec<usize> = Vec::new();
         let mut all = false;
@@ -260,7 +270,7 @@ impl Engine {
 
 /// Run the handler of command `id` inside `ctx`, catching any panic so a bug in one
 /// handler costs one error reply, not the server.
-fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
+pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let engine = ctx.engine;
     let spec = engine.commands.specs[id];
     let start = ctx.tick.last;
@@ -386,7 +396,7 @@ fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
 
 /// Flush what a top-level command produced: effects to the sink (locks still
 /// held) and hit/miss counters.
-fn finish(ctx: &mut Ctx<'_>) {
+pub(crate) fn finish(ctx: &mut Ctx<'_>) {
     if let Some(sink) = ctx.engine.sink.as_ref() {
         for (db, argv) in ctx.effects.drain(..) {
             sink.append(db, &argv);

@@ -43,6 +43,8 @@ pub struct ClientHandle {
     pub monitor: AtomicBool,
     /// A command of the client waits for CLIENT PAUSE to end (`flags=b`).
     pub paused: AtomicBool,
+    /// Waiting in a blocking command, for CLIENT LIST `flags=b`.
+    pub blocked: AtomicBool,
 }
 
 /// A connection's buffer sizes as its task last published them, for CLIENT
@@ -130,6 +132,7 @@ impl ClientHandle {
             shrink: AtomicBool::new(false),
             monitor: AtomicBool::new(false),
             paused: AtomicBool::new(false),
+            blocked: AtomicBool::new(false),
         }
     }
 

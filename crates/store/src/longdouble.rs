@@ -64,11 +64,11 @@ pub fn parse(s: &[u8]) -> Option<Parsed> {
     if s.is_empty() || s.len() >= MAX_CHARS {
         return None;
     }
-    // strtold reads a C string: an embedded NUL ends the number.
-    let s = match s.iter().position(|&c| c == 0) {
-        Some(i) => &s[..i],
-        None => s,
-    };
+    // strtold stops at a NUL, and Redis then finds it did not consume the
+    // whole argument: a value with an embedded NUL is not a number.
+    if s.contains(&0) {
+        return None;
+    }
     if s.first()
         .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
     {
@@ -595,6 +595,7 @@ mod tests {
     fn refuses_like_redis() {
         for bad in [
             "", " 1", "1 ", "abc", "1e", "1e+", "nan", "0x", "1e-5000", "1e5000", "--1", "1..2",
+            "1.5\0", "\0", "1\0x",
         ] {
             assert_eq!(incr("0", bad), Err(IncrFloatError::NotFloat), "{bad:?}");
         }

@@ -64,11 +64,18 @@ pub(crate) fn with_str<R>(
 }
 
 /// Make the string at `key` at least `bytes` long (creating it), keeping its
-/// expiry, and return its buffer. The caller has bounded `bytes` by the limit.
-fn grown<'t>(ctx: &'t mut Ctx<'_>, key: &[u8], bytes: u64) -> Result<&'t mut Vec<u8>, CmdError> {
-    write_len(ctx, key)?;
+/// expiry, and return its buffer, and whether the key was created or grew (a
+/// change even if no bit flips, as Redis counts it). The caller has bounded
+/// `bytes` by the limit.
+fn grown<'t>(
+    ctx: &'t mut Ctx<'_>,
+    key: &[u8],
+    bytes: u64,
+) -> Result<(&'t mut Vec<u8>, bool), CmdError> {
+    let before = write_len(ctx, key)?;
     let buf = str_buf_mut(ctx, key)?;
     let bytes = usize::try_from(bytes).map_err(|_| CmdError::StringTooLong)?;
+    let grew = before.is_none_or(|len| len < bytes);
     if buf.len() < bytes {
         let extra = bytes - buf.len();
         if buf.try_reserve(extra).is_err() {
@@ -76,7 +83,7 @@ fn grown<'t>(ctx: &'t mut Ctx<'_>, key: &[u8], bytes: u64) -> Result<&'t mut Vec
         }
         buf.resize(bytes, 0);
     }
-    Ok(buf)
+    Ok((buf, grew))
 }
 
 pub(crate) const SETBIT: CommandSpec = CommandSpec {
@@ -102,11 +109,13 @@ fn setbit(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Some(1) => true,
         _ => return Err(bad_bit()),
     };
-    let buf = grown(ctx, key, bits::bytes_for_bit(offset))?;
+    let (buf, grew) = grown(ctx, key, bits::bytes_for_bit(offset))?;
     let old = bits::set_bit(buf, offset, on);
-    // Redis 7.0 counts every SETBIT as a change, even one that rewrites a bit
-    // with its own value.
-    ctx.dirty(1);
+    // Like Redis, rewriting a bit with its own value is no change (nothing is
+    // logged), unless the string had to be created or grown for it.
+    if grew || old != on {
+        ctx.dirty(1);
+    }
     Ok(Frame::Integer(i64::from(old)))
 }
 
@@ -409,7 +418,7 @@ fn bitfield_generic(
             "BITFIELD_RO only supports the GET subcommand",
         ));
     }
-    let buf = grown(ctx, key, bits::bytes_for_bit(highest))?;
+    let (buf, grew) = grown(ctx, key, bits::bytes_for_bit(highest))?;
     let mut replies = Vec::with_capacity(ops.len());
     let mut changes = 0;
     for (op, ty, offset, ow) in ops {
@@ -422,11 +431,15 @@ fn bitfield_generic(
             FieldOp::Set(v) => (bits::field_add(ty, v, 0, ow), false),
             FieldOp::IncrBy(d) => (bits::field_add(ty, old, d, ow), true),
         };
-        changes += 1;
         let (new, overflowed) = value;
         if overflowed && ow == Overflow::Fail {
             replies.push(Frame::Null);
             continue;
+        }
+        // Redis counts an operation that wrote its field's own value only
+        // when the string was created or grown for this command.
+        if grew || new != old {
+            changes += 1;
         }
         bits::set_field(buf, offset, ty, new);
         replies.push(Frame::Integer(if reply_new { new } else { old }));
@@ -439,6 +452,58 @@ fn bitfield_generic(
 mod tests {
     use crate::testing::*;
     use keel_resp::Frame;
+
+    /// Changes counted as redis-server 7.0.15 counts them (INFO persistence
+    /// `rdb_changes_since_last_save`): a write that leaves every bit as it was
+    /// counts only when it created or grew the string.
+    #[test]
+    fn only_real_changes_count_as_dirty() {
+        let mut t = TestEngine::new();
+        let cases: &[(&[&str], u64)] = &[
+            (&["SETBIT", "b", "3", "1"], 1),
+            (&["SETBIT", "b", "3", "1"], 0),
+            (&["SETBIT", "b", "3", "0"], 1),
+            (&["SETBIT", "b", "100", "0"], 1),
+            (&["SETBIT", "e", "5", "0"], 1),
+            (&["BITFIELD", "b", "SET", "u8", "0", "0"], 0),
+            (&["BITFIELD", "b", "INCRBY", "u8", "0", "0"], 0),
+            (&["BITFIELD", "b", "INCRBY", "u8", "0", "1"], 1),
+            (&["BITFIELD", "b", "INCRBY", "u8", "0", "256"], 0),
+            (&["BITFIELD", "b", "GET", "u8", "0"], 0),
+            (
+                &[
+                    "BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "255",
+                ],
+                0,
+            ),
+            (
+                &[
+                    "BITFIELD", "c", "SET", "u8", "0", "1", "SET", "u8", "8", "1",
+                ],
+                2,
+            ),
+            (
+                &[
+                    "BITFIELD", "c", "SET", "u8", "0", "2", "SET", "u8", "8", "2", "SET", "u8",
+                    "16", "0",
+                ],
+                3,
+            ),
+            (
+                &[
+                    "BITFIELD", "c", "SET", "u8", "0", "3", "SET", "u8", "0", "3",
+                ],
+                1,
+            ),
+            (&["BITFIELD", "c", "SET", "u8", "40", "0"], 1),
+            (&["BITFIELD", "d", "INCRBY", "u8", "0", "0"], 1),
+        ];
+        for (argv, want) in cases {
+            let before = t.engine.stats.dirty();
+            t.run(argv);
+            assert_eq!(t.engine.stats.dirty() - before, *want, "{argv:?}");
+        }
+    }
 
     #[test]
     fn setbit_grows_and_reports_old_bits() {

@@ -491,6 +491,185 @@ mod tests {
         assert_eq!(t.engine.blocking.blocked_clients(), 0);
     }
 
+    /// A write to a BLMOVE's source reaches the waiters on its destination
+    /// too: their shards are locked with the writer's, and forgotten once
+    /// nobody waits.
+    #[test]
+    fn a_write_reaches_the_shards_of_waiters_behind_a_move() {
+        let mut t = TestEngine::new();
+        let ks = &t.engine.keyspace;
+        let mut names = Vec::new();
+        let mut shards = Vec::new();
+        for i in 0.. {
+            let k = format!("k{i}");
+            let s = ks.shard_of(k.as_bytes());
+            if !shards.contains(&s) {
+                shards.push(s);
+                names.push(k);
+            }
+            if names.len() == 3 {
+                break;
+            }
+        }
+        let (src, dst, other) = (&names[0], &names[1], &names[2]);
+        let mut mover = t.other_session();
+        let mut popper = t.other_session();
+        t.run_as(&mut mover, &["BLMOVE", src, dst, "LEFT", "LEFT", "0"]);
+        t.run_as(&mut popper, &["BLPOP", other, dst, "0"]);
+        let reach = |t: &TestEngine, key: &str| {
+            let mut out = Vec::new();
+            t.engine.blocking.reachable_shards(
+                std::iter::once(key.as_bytes()),
+                t.engine.databases(),
+                &mut out,
+            );
+            out.sort_unstable();
+            out.dedup();
+            out
+        };
+        let mut all = shards.clone();
+        all.sort_unstable();
+        assert_eq!(reach(&t, src), all);
+        assert_eq!(reach(&t, "unrelated"), Vec::<usize>::new());
+        t.run(&["RPUSH", src, "e"]);
+        assert_eq!(t.engine.block_reply(&mut mover), Some(bulk("e")));
+        assert_eq!(
+            t.engine.block_reply(&mut popper),
+            Some(arr(&[dst.as_str(), "e"]))
+        );
+        assert_eq!(reach(&t, src), Vec::<usize>::new());
+        assert_eq!(reach(&t, dst), Vec::<usize>::new());
+    }
+
+    /// The race a blocked client must never lose. Clients wait on six keys
+    /// (BLPOP, BLMOVE to a destination elsewhere, BZPOPMIN); one thread fills
+    /// all six in one transaction while another keeps taking from them, by
+    /// plain pops (LPOP, ZPOPMIN) or by new blocking pops that give up at
+    /// once. The waiters came first: each must get its element, and the other
+    /// thread nothing.
+    #[test]
+    fn stress_waiters_win_over_other_threads() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Barrier;
+        use std::time::{Duration, Instant};
+        let t = TestEngine::new();
+        let engine = &t.engine;
+        let argv = |words: &[&str]| -> Vec<Bytes> {
+            words
+                .iter()
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let keys: Vec<String> = (0..6).map(|i| format!("q{i}")).collect();
+        // (wait, fill, take, take by a newcomer that gives up at once)
+        let ops: Vec<[Vec<Bytes>; 4]> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| match i % 3 {
+                0 => [
+                    argv(&["BLPOP", k, "0"]),
+                    argv(&["LPUSH", k, "x"]),
+                    argv(&["LPOP", k]),
+                    argv(&["BLPOP", k, "0"]),
+                ],
+                1 => [
+                    argv(&["BLMOVE", k, &format!("dst{i}"), "LEFT", "RIGHT", "0"]),
+                    argv(&["LPUSH", k, "x"]),
+                    argv(&["RPOP", k]),
+                    argv(&["BRPOP", k, "0"]),
+                ],
+                _ => [
+                    argv(&["BZPOPMIN", k, "0"]),
+                    argv(&["ZADD", k, "1", "m"]),
+                    argv(&["ZPOPMIN", k]),
+                    argv(&["BZPOPMAX", k, "0"]),
+                ],
+            })
+            .collect();
+        let mut waiters: Vec<_> = keys.iter().map(|_| t.other_session()).collect();
+        let mut filler = t.other_session();
+        let mut taker = t.other_session();
+        let (mut rounds, mut taken, mut unserved) = (0u32, 0u32, 0u32);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while rounds < 2000 && Instant::now() < deadline {
+            rounds += 1;
+            for (w, op) in waiters.iter_mut().zip(&ops) {
+                engine.execute(w, op[0].clone());
+                assert!(w.blocked.is_some());
+            }
+            let start = Barrier::new(2);
+            let filled = AtomicBool::new(false);
+            let newcomers = rounds % 2 == 0;
+            let (start, filled, ops) = (&start, &filled, &ops);
+            let got = std::thread::scope(|s| {
+                let filler = &mut filler;
+                s.spawn(move || {
+                    start.wait();
+                    engine.execute(filler, argv(&["MULTI"]));
+                    for op in ops {
+                        engine.execute(filler, op[1].clone());
+                    }
+                    engine.execute(filler, argv(&["EXEC"]));
+                    filled.store(true, Ordering::SeqCst);
+                });
+                let taker = &mut taker;
+                s.spawn(move || {
+                    start.wait();
+                    let mut got = 0;
+                    loop {
+                        let done = filled.load(Ordering::SeqCst);
+                        for op in ops.iter().rev() {
+                            let reply = if newcomers {
+                                let r = engine.execute(taker, op[3].clone());
+                                if taker.blocked.is_some() {
+                                    engine.cancel_block(taker);
+                                }
+                                engine.block_reply(taker).unwrap_or(r)
+                            } else {
+                                engine.execute(taker, op[2].clone())
+                            };
+                            let none = match &reply {
+                                Frame::Null | Frame::NullArray => true,
+                                Frame::Array(items) => items.is_empty(),
+                                _ => false,
+                            };
+                            if !none {
+                                got += 1;
+                            }
+                        }
+                        if done {
+                            return got;
+                        }
+                    }
+                })
+                .join()
+                .unwrap_or(0)
+            });
+            taken += got;
+            for w in waiters.iter_mut() {
+                match engine.block_reply(w) {
+                    Some(reply) => assert_ne!(reply, Frame::NullArray),
+                    None => {
+                        unserved += 1;
+                        engine.cancel_block(w);
+                        engine.block_reply(w);
+                    }
+                }
+            }
+            let mut del = argv(&["DEL"]);
+            del.extend(keys.iter().map(|k| Bytes::copy_from_slice(k.as_bytes())));
+            engine.execute(&mut filler, del);
+        }
+        assert_eq!(
+            (taken, unserved),
+            (0, 0),
+            "{rounds} rounds: elements taken by the other thread, waiters left waiting"
+        );
+        // Every BLMOVE delivered its element to its destination.
+        let moved = engine.execute(&mut filler, argv(&["LLEN", "dst1"]));
+        assert_eq!(moved, Frame::Integer(i64::from(rounds)));
+    }
+
     #[test]
     fn a_new_client_with_data_there_is_served_behind_earlier_waiters() {
         let mut t = TestEngine::new();

@@ -311,6 +311,7 @@ pub(crate) const CLIENT: CommandSpec = CommandSpec {
         &CLIENT_PAUSE,
         &CLIENT_UNPAUSE,
         &CLIENT_REPLY,
+        &CLIENT_UNBLOCK,
         &CLIENT_HELP,
     ],
     run: container,
@@ -324,6 +325,53 @@ fn container(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
         .unwrap_or_default();
     Err(CmdError::WrongArity(name))
+}
+
+pub(crate) const CLIENT_UNBLOCK: CommandSpec = CommandSpec {
+    name: "CLIENT|UNBLOCK",
+    group: Group::Connection,
+    arity: -3,
+    flags: CLIENT_ADMIN,
+    keys: Keys::None,
+    summary: "Unblocks a client blocked by a blocking command from a different connection.",
+    since: "5.0.0",
+    complexity: "O(log N) where N is the number of client connections",
+    subcommands: &[],
+    run: client_unblock,
+};
+
+fn client_unblock(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    if args.remaining() > 2 {
+        // Redis names the subcommand as it was typed.
+        let sub = args
+            .argv()
+            .get(1)
+            .map(|a| String::from_utf8_lossy(a).into_owned());
+        return Err(CmdError::err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            sub.unwrap_or_default()
+        )));
+    }
+    let id = crate::args::parse_i64(args.next_arg()?)?;
+    let error = match args.next_opt() {
+        None => None,
+        Some(a) if a.eq_ignore_ascii_case(b"TIMEOUT") => None,
+        Some(a) if a.eq_ignore_ascii_case(b"ERROR") => Some(Frame::error(
+            "UNBLOCKED client unblocked via CLIENT UNBLOCK",
+        )),
+        Some(_) => {
+            return Err(CmdError::err(
+                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+    };
+    let Ok(id) = u64::try_from(id) else {
+        return Ok(Frame::Integer(0));
+    };
+    let engine = ctx.engine;
+    Ok(Frame::Integer(i64::from(
+        engine.unblock_client(ctx, id, error),
+    )))
 }
 
 pub(crate) const CLIENT_ID: CommandSpec = CommandSpec {
@@ -442,7 +490,7 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     if in_multi {
         flags.push('x');
     }
-    if h.paused.load(Ordering::Relaxed) {
+    if h.paused.load(Ordering::Relaxed) || h.blocked.load(Ordering::Relaxed) {
         flags.push('b');
     }
     if h.no_evict.load(Ordering::Relaxed) {
@@ -963,6 +1011,8 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdErr
         "    End a pause at once.",
         "REPLY (ON|OFF|SKIP)",
         "    Send replies, stop sending them, or leave out the next one.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "HELP",
         "    Print this help.",
     ]))
@@ -985,6 +1035,44 @@ mod tests {
             .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
             .unwrap_or_else(|| panic!("no {name} in {line}"))
             .to_string()
+    }
+
+    #[test]
+    fn client_unblock_ends_a_wait_like_redis() {
+        let mut t = TestEngine::new();
+        let mut blocked = t.other_session();
+        let id = blocked.id().to_string();
+        t.run_as(&mut blocked, &["BLPOP", "q", "0"]);
+        let line = text(t.run(&["CLIENT", "LIST", "ID", &id]));
+        assert_eq!(field(&line, "flags"), "b");
+        assert_eq!(
+            t.run(&["CLIENT", "UNBLOCK", &id, "NOPE"]),
+            error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        );
+        assert_eq!(
+            t.run(&["CLIENT", "UNBLOCK", "abc"]),
+            error("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            t.run(&["CLIENT", "unblock", &id, "TIMEOUT", "x"]),
+            error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
+        );
+        assert_eq!(t.run(&["CLIENT", "UNBLOCK", "-1"]), int(0));
+        assert_eq!(t.run(&["CLIENT", "UNBLOCK", &id]), int(1));
+        assert_eq!(t.engine.block_reply(&mut blocked), Some(Frame::NullArray));
+        let line = text(t.run(&["CLIENT", "LIST", "ID", &id]));
+        assert_eq!(field(&line, "flags"), "N");
+        assert_eq!(t.run(&["CLIENT", "UNBLOCK", &id]), int(0));
+        t.run_as(&mut blocked, &["BLMOVE", "q", "d", "LEFT", "LEFT", "0"]);
+        assert_eq!(t.run(&["CLIENT", "UNBLOCK", &id, "error"]), int(1));
+        assert_eq!(
+            t.engine.block_reply(&mut blocked),
+            Some(error("UNBLOCKED client unblocked via CLIENT UNBLOCK"))
+        );
+        // Nothing is left waiting: a push stays in the list.
+        t.run(&["RPUSH", "q", "v"]);
+        assert_eq!(t.run(&["LLEN", "q"]), int(1));
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
     }
 
     fn password_engine(pass: &str) -> TestEngine {

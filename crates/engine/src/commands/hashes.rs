@@ -508,42 +508,57 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
             _ => Frame::Null,
         });
     };
-    let count = parse_i64(raw)?;
-    if count == i64::MIN {
-        return Err(CmdError::err(
-            "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-        ));
-    }
+    let count = crate::args::parse_random_count(raw)?;
     let with_values = match args.next_opt() {
         None => false,
         Some(w) if is(w, "WITHVALUES") && args.is_empty() => true,
         Some(_) => return Err(CmdError::Syntax),
     };
-    // Redis bounds the count so that twice it (fields and values) still fits.
-    if with_values && count.unsigned_abs() > (i64::MAX / 2) as u64 {
-        return Err(CmdError::err("value is out of range"));
+    if with_values {
+        crate::args::check_random_pairs(count)?;
     }
-    crate::args::check_random_repeats(count)?;
     let resp3 = ctx.resp3();
+    let limit = u64::try_from(ctx.engine.config.proto_max_bulk_len()).unwrap_or(0);
     // The same generator `ctx.random()` draws from, reachable while the
     // hash is borrowed.
     let engine = ctx.engine;
     let mut rand = move |bound: usize| (engine.rng.next_u64() % bound as u64) as usize;
     read_hash(ctx, key, |h| {
         let Some(h) = h.filter(|h| !h.is_empty()) else {
-            return Frame::Array(Vec::new());
+            return Ok(Frame::Array(Vec::new()));
         };
         let len = h.len();
-        let picks: Vec<usize> = if count < 0 {
-            let n = count.unsigned_abs();
-            let mut v = Vec::with_capacity(n.min(4096) as usize);
-            for _ in 0..n {
-                v.push(rand(len));
-            }
-            v
-        } else {
-            distinct(len, count as u64, &mut rand)
-        };
+        if count < 0 {
+            // Repeats allowed: encoded as drawn.
+            let per_pick = if with_values && !resp3 { 2 } else { 1 };
+            // A compact hash is decoded once rather than walked per pick.
+            let decoded = matches!(h, HashRef::Packed(_)).then(|| {
+                let mut all = Vec::with_capacity(len);
+                h.for_each(|k, v| all.push((k.to_vec(), v.to_vec())));
+                all
+            });
+            return crate::args::random_repeats(count.unsigned_abs(), per_pick, limit, |buf| {
+                let i = rand(len);
+                let (k, v) = match &decoded {
+                    Some(all) => match all.get(i) {
+                        Some((k, v)) => (Cow::Borrowed(&k[..]), Cow::Borrowed(&v[..])),
+                        None => return,
+                    },
+                    None => match h.pair_at(i) {
+                        Some(pair) => pair,
+                        None => return,
+                    },
+                };
+                if with_values && resp3 {
+                    buf.extend_from_slice(b"*2\r\n");
+                }
+                crate::args::put_bulk(buf, &k);
+                if with_values {
+                    crate::args::put_bulk(buf, &v);
+                }
+            });
+        }
+        let picks = distinct(len, count as u64, &mut rand);
         let mut out = Vec::with_capacity(picks.len() * if with_values { 2 } else { 1 });
         for i in picks {
             let Some((k, v)) = h.pair_at(i) else { continue };
@@ -556,8 +571,8 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
                 }
             }
         }
-        Frame::Array(out)
-    })
+        Ok(Frame::Array(out))
+    })?
 }
 
 /// `count` distinct positions below `len`, all of them in order when the

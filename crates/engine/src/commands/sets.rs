@@ -3,7 +3,7 @@
 //! SDIFF, SDIFFSTORE and SSCAN. The encodings and their conversions live in
 //! `keel_store::set`; these handlers parse, check types and build replies.
 
-use crate::args::{is, parse_i64, Args};
+use crate::args::{is, Args};
 use crate::commands::keys::parse_cursor;
 use crate::ctx::Ctx;
 use crate::error::CmdError;
@@ -337,19 +337,32 @@ fn srandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
         return Ok(member.map_or(Frame::Null, |m| Frame::Bulk(Bytes::from(m))));
     };
     args.finish()?;
-    let n = parse_i64(raw)?;
-    if n == i64::MIN {
-        return Err(CmdError::err(
-            "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-        ));
-    }
-    crate::args::check_random_repeats(n)?;
+    let n = crate::args::parse_random_count(raw)?;
     let count = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
+    if n < 0 {
+        // Repeats allowed: encoded as drawn.
+        let limit = u64::try_from(ctx.engine.config.proto_max_bulk_len()).unwrap_or(0);
+        let reply = read_set_counted(ctx, key, |s| {
+            // A compact set is decoded once rather than walked per pick.
+            let decoded = (!matches!(s, Value::Set(_))).then(|| s.set_members());
+            crate::args::random_repeats(n.unsigned_abs(), 1, limit, |buf| match &decoded {
+                Some(all) if !all.is_empty() => {
+                    let i = (rng() % all.len() as u64) as usize;
+                    crate::args::put_bulk(buf, &all[i]);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(m) = s.set_random(&mut rng) {
+                        crate::args::put_bulk(buf, &m);
+                    }
+                }
+            })
+        })?;
+        return reply.unwrap_or(Ok(Frame::Array(Vec::new())));
+    }
     let picked = read_set_counted(ctx, key, |s| {
         if count == 0 {
             Vec::new()
-        } else if n < 0 {
-            s.set_random_repeats(count, &mut rng)
         } else {
             s.set_random_distinct(count, &mut rng)
         }
@@ -799,10 +812,16 @@ mod tests {
         assert_eq!(picked.len(), 599);
         picked.windows(2).for_each(|w| assert_ne!(w[0], w[1]));
         assert_eq!(members(t.run(&["SRANDMEMBER", "s", "-2000"])).len(), 2000);
+        // Answered with repeats, as Redis does, up to what proto-max-bulk-len
+        // lets the reply hold.
         assert_eq!(
-            t.run(&["SRANDMEMBER", "s", "-100000000"]),
-            error("ERR count is out of range, a negative count must be at least -16777216")
+            members(t.run(&["SRANDMEMBER", "s", "-200000"])).len(),
+            200_000
         );
+        assert!(matches!(
+            t.run(&["SRANDMEMBER", "s", "-9223372036854775807"]),
+            Frame::Error(e) if e.starts_with(b"ERR reply too large")
+        ));
         // Popping most of what is left rebuilds a small remainder compactly.
         assert_eq!(members(t.run(&["SPOP", "s", "590"])).len(), 590);
         assert_eq!(t.run(&["OBJECT", "ENCODING", "s"]), bulk("listpack"));

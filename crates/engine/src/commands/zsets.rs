@@ -1461,17 +1461,19 @@ pub(crate) const ZRANDMEMBER: CommandSpec = CommandSpec {
 };
 
 fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    use crate::args::{check_random_pairs, parse_random_count, put_bulk, random_repeats};
     let key = args.next_key()?;
     let count = match args.next_opt() {
         None => None,
-        Some(a) => Some(parse_i64(a)?),
+        Some(a) => Some(parse_random_count(a)?),
     };
     let withscores = count.is_some() && args.eat("WITHSCORES");
     args.finish()?;
-    if let Some(c) = count {
-        crate::args::check_random_repeats(c)?;
+    if let (Some(c), true) = (count, withscores) {
+        check_random_pairs(c)?;
     }
     let engine = ctx.engine;
+    let proto = ctx.proto();
     let Some(v) = read(ctx, key)? else {
         ctx.hit(false);
         return Ok(if count.is_some() {
@@ -1485,9 +1487,48 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     let picked: Pairs = match count {
         None => zset::pick(v, pick(n)).into_iter().collect(),
         Some(c) if c < 0 => {
-            // Negative: that many picks, repeats allowed.
-            let c = usize::try_from(c.unsigned_abs()).unwrap_or(usize::MAX);
-            (0..c).filter_map(|_| zset::pick(v, pick(n))).collect()
+            // Negative: that many picks, repeats allowed, encoded as drawn.
+            let resp3 = proto == keel_resp::Protocol::Resp3;
+            let per_pick = if withscores && !resp3 { 2 } else { 1 };
+            let limit = u64::try_from(engine.config.proto_max_bulk_len()).unwrap_or(0);
+            let encode = |buf: &mut bytes::BytesMut, m: &[u8], s: f64| {
+                if withscores && resp3 {
+                    buf.extend_from_slice(b"*2\r\n");
+                }
+                put_bulk(buf, m);
+                if withscores {
+                    keel_resp::encode(&Frame::Double(s), proto, buf);
+                }
+            };
+            // A compact set is encoded once rather than walked per pick.
+            let encoded: Option<Vec<bytes::BytesMut>> =
+                matches!(v, keel_store::Value::ZSetPacked(_)).then(|| {
+                    zset::to_vec(v)
+                        .into_iter()
+                        .map(|(m, s)| {
+                            let mut one = bytes::BytesMut::new();
+                            encode(&mut one, &m, s);
+                            one
+                        })
+                        .collect()
+                });
+            let reply = random_repeats(c.unsigned_abs(), per_pick, limit, |buf| {
+                let i = pick(n);
+                match &encoded {
+                    Some(all) => {
+                        if let Some(one) = all.get(i) {
+                            buf.extend_from_slice(one);
+                        }
+                    }
+                    None => {
+                        if let Some((m, s)) = zset::pick(v, i) {
+                            encode(buf, &m, s);
+                        }
+                    }
+                }
+            });
+            ctx.hit(true);
+            return reply;
         }
         Some(c) => {
             let c = usize::try_from(c).unwrap_or(usize::MAX);
