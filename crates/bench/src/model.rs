@@ -203,8 +203,10 @@ pub struct Measure {
     pub latency: Latency,
     /// Latency of failed requests (NBomber's "fail stats").
     pub failed_latency: Latency,
-    /// Completed requests per interval, for throughput over time.
+    /// Completed requests per bucket of `interval`, from the start, for
+    /// throughput over time (see `timeline`; the last bucket is partial).
     pub timeline: Vec<u64>,
+    /// Width of a `timeline` bucket, sized to the step.
     #[serde(with = "secs")]
     pub interval: Duration,
     /// CPU time the load generator spent (user + system), if measured.
