@@ -419,6 +419,25 @@ pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// The samples without upper outliers (above the third quartile by more
+/// than 1.5 interquartile ranges), as BenchmarkDotNet drops them by
+/// default: a scheduler stall lengthens an iteration, nothing shortens one.
+pub fn without_upper_outliers(xs: &[f64]) -> Vec<f64> {
+    if xs.len() < 4 {
+        return xs.to_vec();
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let pos = p * (sorted.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    };
+    let (q1, q3) = (q(0.25), q(0.75));
+    let fence = q3 + 1.5 * (q3 - q1);
+    xs.iter().copied().filter(|&x| x <= fence).collect()
+}
+
 /// Two-sided 95% critical value of Student's t with `df` degrees of freedom.
 fn t_crit(df: f64) -> f64 {
     const T: [f64; 10] = [
@@ -743,10 +762,13 @@ impl Cache {
                 reason: "no iteration ran".into(),
             };
         };
-        let (mean, sd) = mean_sd(&samples);
+        let kept = without_upper_outliers(&samples);
+        let (mean, sd) = mean_sd(&kept);
         m.metrics.push(("mean ms".into(), mean));
         m.metrics.push(("stddev ms".into(), sd));
-        m.metrics.push(("iterations".into(), samples.len() as f64));
+        m.metrics.push(("iterations".into(), kept.len() as f64));
+        m.metrics
+            .push(("outliers".into(), (samples.len() - kept.len()) as f64));
         Outcome::Done(Box::new(m))
     }
 
@@ -810,7 +832,7 @@ impl Cache {
             });
             let _ = writeln!(
                 out,
-                "Seed 002's method, {g} (mean and standard deviation of {} iterations; rank 1 is fastest, equal where Welch's t-test finds no difference at 95%)\n",
+                "Seed 002's method, {g} (mean and standard deviation of {} iterations, upper outliers dropped as BenchmarkDotNet does; rank 1 is fastest, equal where Welch's t-test finds no difference at 95%)\n",
                 self.iterations
             );
             let mut head = String::from("| Method |");
@@ -1140,6 +1162,16 @@ mod tests {
             [2, 1, 1]
         );
         assert!(ranks(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_stalled_iteration_is_dropped_like_benchmarkdotnet_does() {
+        let kept = without_upper_outliers(&[10.0, 11.0, 10.5, 95.0, 10.2, 9.9]);
+        assert_eq!(kept, [10.0, 11.0, 10.5, 10.2, 9.9]);
+        // Fast ones are kept: nothing makes an iteration faster than it is.
+        let kept = without_upper_outliers(&[10.0, 11.0, 10.5, 1.0, 10.2, 9.9]);
+        assert_eq!(kept.len(), 6);
+        assert_eq!(without_upper_outliers(&[1.0, 100.0]), [1.0, 100.0]);
     }
 
     #[test]
