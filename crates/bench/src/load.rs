@@ -352,6 +352,10 @@ struct Tally {
     /// Completions over time from the common start.
     timeline: Timeline,
     end: Option<Instant>,
+    /// When this thread's load started: the earliest of the part's is its
+    /// start (the thread that called `run_together` may only wake after a
+    /// short load is over).
+    begin: Option<Instant>,
 }
 
 /// Distinct failure reasons kept per thread, so a server that echoes each
@@ -361,9 +365,10 @@ const MAX_KINDS: usize = 64;
 const TOP_KINDS: usize = 5;
 
 impl Tally {
-    fn new(interval: Duration) -> Tally {
+    fn new(interval: Duration, begin: Instant) -> Tally {
         Tally {
             timeline: Timeline::new(interval),
+            begin: Some(begin),
             ..Tally::default()
         }
     }
@@ -401,6 +406,10 @@ impl Tally {
         self.failed_latency.merge(&other.failed_latency);
         self.timeline.merge(&other.timeline);
         self.end = self.end.max(other.end);
+        self.begin = match (self.begin, other.begin) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     fn into_measure(self, start: Instant, interval: Duration, cpu: Duration) -> Measure {
@@ -411,6 +420,7 @@ impl Tally {
         m.ok = self.ok;
         m.failed = self.failed;
         m.failure_kinds = kinds;
+        let start = self.begin.unwrap_or(start);
         m.elapsed = self
             .end
             .map(|e| e.saturating_duration_since(start))
@@ -844,7 +854,7 @@ impl Conn {
     ) -> anyhow::Result<Tally> {
         let part = self.part.clone();
         let addr = &part.spec.addr;
-        let mut tally = Tally::new(part.spec.interval);
+        let mut tally = Tally::new(part.spec.interval, self.start);
         let mut out = Vec::with_capacity(4096);
         let mut tags = Vec::with_capacity(pipeline);
         let mut buf = BytesMut::with_capacity(READ_CHUNK);
@@ -973,7 +983,7 @@ impl Conn {
         };
 
         let reader = async {
-            let mut tally = Tally::new(part.spec.interval);
+            let mut tally = Tally::new(part.spec.interval, self.start);
             let mut buf = BytesMut::with_capacity(READ_CHUNK);
             let mut last = Instant::now();
             loop {
@@ -1083,7 +1093,7 @@ fn drive_batched(
             let mut rng =
                 Rng::seeded(part.spec.seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             tasks.push(tokio::spawn(async move {
-                let mut tally = Tally::new(part.spec.interval);
+                let mut tally = Tally::new(part.spec.interval, start);
                 let mut out = Vec::with_capacity(256);
                 // Open loop per caller: each has its own schedule and, when it
                 // falls behind, latency still counts from the due time.
