@@ -379,7 +379,7 @@ pub fn execute(
         let outcomes = match addr {
             Err(o) => all(o),
             Ok(addr) => {
-                target.version = crate::load::server_version(&addr, None);
+                crate::load::describe(&mut target, None);
                 let mut t = TargetRun {
                     name: plan.name.clone(),
                     addr,
@@ -400,7 +400,8 @@ pub fn execute(
             }
         };
         if let Some(s) = server.as_mut() {
-            target.threads = s.threads();
+            // Counted last: a server may start threads as it works.
+            target.threads = s.threads().or(target.threads);
             s.stop();
         }
         targets.push(target);
