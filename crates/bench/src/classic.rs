@@ -69,7 +69,7 @@ pub fn parse_target(s: &str) -> anyhow::Result<Target> {
     if name.is_empty() || !port_ok {
         bail!("--target wants name=host:port, got {s:?}");
     }
-    Ok(Target { name, addr })
+    Ok(Target::new(&name, &addr))
 }
 
 /// Write the files `--json` and `--html` asked for.
@@ -467,13 +467,14 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
     }
     let targets = if o.targets.is_empty() {
         let addr = format!("{}:{}", o.host, o.port);
-        vec![Target {
-            name: addr.clone(),
-            addr,
-        }]
+        vec![Target::new(&addr, &addr)]
     } else {
         o.targets.clone()
     };
+    let mut targets = targets;
+    for t in &mut targets {
+        load::describe(t, o.password.as_deref());
+    }
     let compare = targets.len() > 1;
     let tests = tests(&o);
     if tests.is_empty() {
@@ -484,21 +485,19 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
         println!("{CSV_HEADER}");
     }
     let mut any_failed = false;
+    let mut told = std::collections::HashSet::new();
     loop {
-        let mut run =
-            Run {
-                title: format!(
-                "redis-benchmark tests: {} clients, {} requests, {} bytes payload, pipeline {}{}",
-                o.clients,
-                o.requests,
-                o.data_size,
-                o.pipeline,
-                o.keyspace.map(|r| format!(", keyspace {r}")).unwrap_or_default()
-            ),
-                targets: targets.clone(),
-                steps: Vec::new(),
-                notes: Vec::new(),
-            };
+        let title = format!(
+            "redis-benchmark tests: {} clients, {} requests, {} bytes payload, pipeline {}{}",
+            o.clients,
+            o.requests,
+            o.data_size,
+            o.pipeline,
+            o.keyspace
+                .map(|r| format!(", keyspace {r}"))
+                .unwrap_or_default()
+        );
+        let mut run = Run::new(&title, targets.clone());
         for test in &tests {
             let workload: Arc<dyn Workload> =
                 Arc::new(Template::new(test.request.clone(), o.keyspace));
@@ -525,9 +524,7 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
                 match load::run(&spec, workload.clone()) {
                     Ok(mut m) => {
                         let after = load::server_cpu(&target.addr, o.password.as_deref());
-                        if let (Some(a), Some(b)) = (after, before) {
-                            m.server_cpu = Some(a.saturating_sub(b));
-                        }
+                        m.set_server_cpu(before, after);
                         if o.csv {
                             println!("{}", csv_line(&o, &title, &m));
                         } else if o.quiet {
@@ -540,7 +537,11 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
                     Err(e) if !compare => return Err(e),
                     Err(e) => {
                         any_failed = true;
-                        eprintln!("{title}: {e:#}");
+                        // A target that is down refuses every test the same
+                        // way: say so once.
+                        if told.insert((target.name.clone(), format!("{e:#}"))) {
+                            eprintln!("{title}: {e:#}");
+                        }
                         outcomes.push(Outcome::Failed {
                             reason: format!("{e:#}"),
                         });

@@ -8,6 +8,7 @@
 //! - `mixed`: memtier-like mixed workloads (ratios, key patterns, rates).
 //! - `scenario`: TOML scenario files, server processes, the seed scenarios.
 //! - `report`: the final table, JSON, self-contained HTML, live progress.
+//! - `timeline`: throughput over time in buckets sized to the step.
 
 pub mod classic;
 pub mod hist;
@@ -17,3 +18,4 @@ pub mod model;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod timeline;

@@ -12,9 +12,10 @@
 //! (one command, blocking), `cpu_time` and `server_cpu`.
 
 use crate::hist::Latency;
-use crate::model::Measure;
+use crate::model::{CpuTime, Measure};
 use crate::report::progress::Progress;
 use crate::rng::Rng;
+use crate::timeline::Timeline;
 use bytes::{Buf, Bytes, BytesMut};
 use keel_resp::{frame_len, parse_frame, Frame};
 use std::borrow::Cow;
@@ -94,7 +95,8 @@ pub struct LoadSpec {
     /// intended send time, so a stalled server cannot hide its stall
     /// (no coordinated omission). `None` is closed loop.
     pub rate: Option<f64>,
-    /// Width of a throughput-over-time bucket.
+    /// Widest throughput-over-time bucket; shorter loads get narrower ones
+    /// (see `timeline`).
     pub interval: Duration,
     /// Label of the live progress line; `None` prints nothing.
     pub progress: Option<String>,
@@ -347,9 +349,13 @@ struct Tally {
     kinds: HashMap<String, u64>,
     latency: Latency,
     failed_latency: Latency,
-    /// Completions per interval, indexed from the common start.
-    timeline: Vec<u64>,
+    /// Completions over time from the common start.
+    timeline: Timeline,
     end: Option<Instant>,
+    /// When this thread's load started: the earliest of the part's is its
+    /// start (the thread that called `run_together` may only wake after a
+    /// short load is over).
+    begin: Option<Instant>,
 }
 
 /// Distinct failure reasons kept per thread, so a server that echoes each
@@ -359,11 +365,17 @@ const MAX_KINDS: usize = 64;
 const TOP_KINDS: usize = 5;
 
 impl Tally {
-    fn bucket(&mut self, index: usize, n: u64) {
-        if self.timeline.len() <= index {
-            self.timeline.resize(index + 1, 0);
+    fn new(interval: Duration, begin: Instant) -> Tally {
+        Tally {
+            timeline: Timeline::new(interval),
+            begin: Some(begin),
+            ..Tally::default()
         }
-        self.timeline[index] += n;
+    }
+
+    /// Count `n` completions `since` the common start.
+    fn completed(&mut self, since: Duration, n: u64) {
+        self.timeline.add(since, n);
     }
 
     fn success(&mut self, latency: Duration) {
@@ -392,13 +404,12 @@ impl Tally {
         }
         self.latency.merge(&other.latency);
         self.failed_latency.merge(&other.failed_latency);
-        if self.timeline.len() < other.timeline.len() {
-            self.timeline.resize(other.timeline.len(), 0);
-        }
-        for (a, b) in self.timeline.iter_mut().zip(other.timeline) {
-            *a += b;
-        }
+        self.timeline.merge(&other.timeline);
         self.end = self.end.max(other.end);
+        self.begin = match (self.begin, other.begin) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     fn into_measure(self, start: Instant, interval: Duration, cpu: Duration) -> Measure {
@@ -409,14 +420,19 @@ impl Tally {
         m.ok = self.ok;
         m.failed = self.failed;
         m.failure_kinds = kinds;
+        let start = self.begin.unwrap_or(start);
         m.elapsed = self
             .end
             .map(|e| e.saturating_duration_since(start))
             .unwrap_or_default();
         m.latency = self.latency;
         m.failed_latency = self.failed_latency;
-        m.timeline = self.timeline;
-        m.interval = interval;
+        m.interval = if self.timeline.counts.is_empty() {
+            interval
+        } else {
+            self.timeline.width()
+        };
+        m.timeline = self.timeline.counts;
         m.client_cpu = Some(cpu);
         m
     }
@@ -465,28 +481,122 @@ fn clock_ticks() -> u64 {
     }
 }
 
-/// CPU time (user + system) a server on this machine has used so far: its
-/// pid comes from `INFO server` and its times from /proc/<pid>/stat. `None`
-/// when the server does not say, or runs elsewhere. Take it before and
-/// after a step for `Measure::server_cpu`.
-pub fn server_cpu(addr: &str, password: Option<&str>) -> Option<Duration> {
-    let info = query(addr, password, &[b"INFO".as_slice(), b"server".as_slice()]).ok()?;
-    let text = match info {
-        Frame::Bulk(b) | Frame::Verbatim(_, b) => b,
-        _ => return None,
-    };
-    let text = String::from_utf8_lossy(&text);
+/// The pid a server on this machine reports in `INFO server`; `None` when
+/// it does not say or is not a process here.
+pub fn server_pid(addr: &str, password: Option<&str>) -> Option<u32> {
+    let text = info_server(addr, password)?;
     let pid: u32 = text
         .lines()
         .find_map(|l| l.strip_prefix("process_id:"))?
         .trim()
         .parse()
         .ok()?;
-    process_cpu(pid)
+    std::path::Path::new(&format!("/proc/{pid}"))
+        .exists()
+        .then_some(pid)
+}
+
+fn info_server(addr: &str, password: Option<&str>) -> Option<String> {
+    match query(addr, password, &[b"INFO".as_slice(), b"server".as_slice()]).ok()? {
+        Frame::Bulk(b) | Frame::Verbatim(_, b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        _ => None,
+    }
+}
+
+/// What a server says it is, from `INFO server`: `keel 0.1.0 (redis_version
+/// 7.0.15)` for Keel, `redis 7.0.15` for Redis.
+pub fn server_version(addr: &str, password: Option<&str>) -> Option<String> {
+    version_of_info(&info_server(addr, password)?)
+}
+
+pub fn version_of_info(text: &str) -> Option<String> {
+    let field = |name: &str| {
+        text.lines().find_map(|l| {
+            l.strip_prefix(name)
+                .and_then(|r| r.strip_prefix(':'))
+                .map(|v| v.trim().to_string())
+        })
+    };
+    match (field("keel_version"), field("redis_version")) {
+        (Some(k), Some(r)) => Some(format!("keel {k} (redis_version {r})")),
+        (Some(k), None) => Some(format!("keel {k}")),
+        (None, Some(r)) => Some(format!("redis {r}")),
+        (None, None) => None,
+    }
+}
+
+/// Fill in a target's version and (for a local server) thread count.
+pub fn describe(t: &mut crate::model::Target, password: Option<&str>) {
+    if let Some(text) = info_server(&t.addr, password) {
+        t.version = version_of_info(&text);
+    }
+    t.threads = server_pid(&t.addr, password).and_then(process_threads);
+}
+
+/// CPU time a server on this machine has used so far (see `process_cpu`);
+/// its pid comes from `INFO server`. `None` when the server does not say,
+/// or runs elsewhere. Take it before and after a step.
+pub fn server_cpu(addr: &str, password: Option<&str>) -> Option<CpuTime> {
+    process_cpu(server_pid(addr, password)?)
+}
+
+/// CPU time of a local process. From the scheduler's run time of each of
+/// its threads (/proc/PID/task/*/schedstat, nanoseconds) where the kernel
+/// keeps it, else from /proc/PID/stat (user + system in clock ticks, 10 ms
+/// each). Threads that exit between two readings take their time with them
+/// in the first; servers keep theirs for their lifetime. A thread's run
+/// time is brought up to date when it leaves the CPU, which a server's
+/// threads do whenever they wait for requests.
+pub fn process_cpu(pid: u32) -> Option<CpuTime> {
+    schedstat_cpu(pid)
+        .map(|total| CpuTime {
+            total,
+            source: "schedstat",
+        })
+        .or_else(|| {
+            stat_cpu(pid).map(|total| CpuTime {
+                total,
+                source: "stat",
+            })
+        })
+}
+
+/// Sum of the first field (time on a CPU, ns) of every thread's schedstat.
+pub fn schedstat_cpu(pid: u32) -> Option<Duration> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = 0u64;
+    let mut any = false;
+    for entry in dir.flatten() {
+        // A thread may exit between the listing and the read.
+        let Ok(text) = std::fs::read_to_string(entry.path().join("schedstat")) else {
+            continue;
+        };
+        if let Some(ns) = parse_schedstat(&text) {
+            total = total.saturating_add(ns);
+            any = true;
+        }
+    }
+    any.then(|| Duration::from_nanos(total))
+}
+
+/// Nanoseconds on a CPU, the first of schedstat's three numbers.
+pub fn parse_schedstat(text: &str) -> Option<u64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Threads of a local process.
+pub fn process_threads(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// user + system time of a local process, from /proc/<pid>/stat.
-pub fn process_cpu(pid: u32) -> Option<Duration> {
+pub fn stat_cpu(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces; fields are counted after its ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -699,10 +809,8 @@ struct Conn {
 const READ_CHUNK: usize = 64 * 1024;
 
 impl Conn {
-    fn bucket_of(&self, at: Instant) -> usize {
-        let since = at.saturating_duration_since(self.start).as_nanos();
-        let width = self.part.spec.interval.as_nanos().max(1);
-        (since / width) as usize
+    fn since_start(&self, at: Instant) -> Duration {
+        at.saturating_duration_since(self.start)
     }
 
     /// Judge the reply at the front of `buf` (`len` bytes) and drop it.
@@ -746,7 +854,7 @@ impl Conn {
     ) -> anyhow::Result<Tally> {
         let part = self.part.clone();
         let addr = &part.spec.addr;
-        let mut tally = Tally::default();
+        let mut tally = Tally::new(part.spec.interval, self.start);
         let mut out = Vec::with_capacity(4096);
         let mut tags = Vec::with_capacity(pipeline);
         let mut buf = BytesMut::with_capacity(READ_CHUNK);
@@ -793,7 +901,7 @@ impl Conn {
                 }
                 let done = (got - before) as u64;
                 if done > 0 {
-                    tally.bucket(self.bucket_of(now), done);
+                    tally.completed(self.since_start(now), done);
                     part.completed.fetch_add(done, Ordering::Relaxed);
                 }
             }
@@ -875,7 +983,7 @@ impl Conn {
         };
 
         let reader = async {
-            let mut tally = Tally::default();
+            let mut tally = Tally::new(part.spec.interval, self.start);
             let mut buf = BytesMut::with_capacity(READ_CHUNK);
             let mut last = Instant::now();
             loop {
@@ -918,7 +1026,7 @@ impl Conn {
                     done += 1;
                 }
                 if done > 0 {
-                    tally.bucket(self.bucket_of(now), done);
+                    tally.completed(self.since_start(now), done);
                     part.completed.fetch_add(done, Ordering::Relaxed);
                 }
             }
@@ -985,7 +1093,7 @@ fn drive_batched(
             let mut rng =
                 Rng::seeded(part.spec.seed ^ (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             tasks.push(tokio::spawn(async move {
-                let mut tally = Tally::default();
+                let mut tally = Tally::new(part.spec.interval, start);
                 let mut out = Vec::with_capacity(256);
                 // Open loop per caller: each has its own schedule and, when it
                 // falls behind, latency still counts from the due time.
@@ -1021,7 +1129,7 @@ fn drive_batched(
                         Err(keel_client::Error::Server(text)) => Frame::Error(text.into()),
                         Err(e) => {
                             tally.failure(&e.to_string(), latency);
-                            tally.bucket(bucket(start, part.spec.interval, now), 1);
+                            tally.completed(now.saturating_duration_since(start), 1);
                             part.completed.fetch_add(1, Ordering::Relaxed);
                             if let Some(t) = tick {
                                 next += t;
@@ -1033,7 +1141,7 @@ fn drive_batched(
                         Verdict::Ok => tally.success(latency),
                         Verdict::Fail(why) => tally.failure(&why, latency),
                     }
-                    tally.bucket(bucket(start, part.spec.interval, now), 1);
+                    tally.completed(now.saturating_duration_since(start), 1);
                     part.completed.fetch_add(1, Ordering::Relaxed);
                     if let Some(t) = tick {
                         next += t;
@@ -1052,10 +1160,6 @@ fn drive_batched(
         }
         Ok(total)
     })
-}
-
-fn bucket(start: Instant, interval: Duration, at: Instant) -> usize {
-    (at.saturating_duration_since(start).as_nanos() / interval.as_nanos().max(1)) as usize
 }
 
 #[cfg(test)]
@@ -1135,9 +1239,50 @@ mod tests {
     }
 
     #[test]
-    fn process_cpu_reads_this_process() {
-        let t = process_cpu(std::process::id()).unwrap();
-        assert!(t < Duration::from_secs(100_000));
+    fn process_cpu_reads_this_process_in_nanoseconds() {
+        let pid = std::process::id();
+        let t = process_cpu(pid).unwrap();
+        assert!(t.total < Duration::from_secs(100_000));
         assert!(cpu_time() > Duration::ZERO);
+        // This kernel keeps schedstat: the nanosecond source is chosen, and
+        // it moves by less than a 10 ms tick for a little work.
+        if std::path::Path::new(&format!("/proc/{pid}/schedstat")).exists() {
+            assert_eq!(t.source, "schedstat");
+            // Other tests' threads come and go; this thread's own run time
+            // moves by far less than a 10 ms tick for a little work.
+            let own = || {
+                parse_schedstat(&std::fs::read_to_string("/proc/thread-self/schedstat").unwrap())
+                    .unwrap()
+            };
+            let before = own();
+            let mut x = 0u64;
+            for i in 0..200_000u64 {
+                x = x.wrapping_mul(31).wrapping_add(i);
+            }
+            std::hint::black_box(x);
+            // The run time is brought up to date when the thread leaves the
+            // CPU, as a server's threads do whenever they wait for input.
+            std::thread::sleep(Duration::from_millis(1));
+            let after = own();
+            assert!(after > before, "{before} {after}");
+        }
+        assert!(process_threads(pid).unwrap() >= 1);
+        assert!(stat_cpu(pid).is_some());
+    }
+
+    #[test]
+    fn schedstat_and_info_are_read() {
+        assert_eq!(parse_schedstat("3256260 255727 15\n"), Some(3_256_260));
+        assert_eq!(parse_schedstat(""), None);
+        let keel = "# Server\r\nredis_version:7.0.15\r\nkeel_version:0.1.0\r\n";
+        assert_eq!(
+            version_of_info(keel).as_deref(),
+            Some("keel 0.1.0 (redis_version 7.0.15)")
+        );
+        assert_eq!(
+            version_of_info("redis_version:7.0.15\r\n").as_deref(),
+            Some("redis 7.0.15")
+        );
+        assert_eq!(version_of_info("nothing"), None);
     }
 }

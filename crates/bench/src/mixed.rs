@@ -401,13 +401,14 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let targets = if o.targets.is_empty() {
-        vec![Target {
-            name: o.addr.clone(),
-            addr: o.addr.clone(),
-        }]
+        vec![Target::new(&o.addr, &o.addr)]
     } else {
         o.targets.clone()
     };
+    let mut targets = targets;
+    for t in &mut targets {
+        load::describe(t, o.password.as_deref());
+    }
     let seed = o.seed.unwrap_or_else(|| Rng::from_entropy(1).next_u64());
     let pattern = match o.pattern {
         Pattern::Uniform => "uniform".to_string(),
@@ -420,26 +421,24 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
     } else {
         format!("{}-{} bytes", o.size_min, o.size_max)
     };
-    let mut run = Run {
-        title: format!("mixed SET:GET {}:{}", o.set, o.get),
-        targets: targets.clone(),
-        steps: Vec::new(),
-        notes: vec![format!(
-            "{} clients, pipeline {}, {} threads, keys {}{}..{}{} {pattern}, values {sizes}, {}",
-            o.clients,
-            o.pipeline,
-            o.threads,
-            o.prefix,
-            o.key_min,
-            o.prefix,
-            o.key_max,
-            match o.rate {
-                Some(r) =>
-                    format!("open loop at {r} requests/s (latency from the intended send time)"),
-                None => "closed loop".to_string(),
-            }
-        )],
-    };
+    let mut run = Run::new(
+        &format!("mixed SET:GET {}:{}", o.set, o.get),
+        targets.clone(),
+    );
+    run.notes = vec![format!(
+        "{} clients, pipeline {}, {} threads, keys {}{}..{}{} {pattern}, values {sizes}, {}",
+        o.clients,
+        o.pipeline,
+        o.threads,
+        o.prefix,
+        o.key_min,
+        o.prefix,
+        o.key_max,
+        match o.rate {
+            Some(r) => format!("open loop at {r} requests/s (latency from the intended send time)"),
+            None => "closed loop".to_string(),
+        }
+    )];
     let mut outcomes = Vec::new();
     let mut any_failed = false;
     for target in &targets {
@@ -462,9 +461,7 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
         match load::run(&spec, workload) {
             Ok(mut m) => {
                 let after = load::server_cpu(&target.addr, o.password.as_deref());
-                if let (Some(a), Some(b)) = (after, before) {
-                    m.server_cpu = Some(a.saturating_sub(b));
-                }
+                m.set_server_cpu(before, after);
                 outcomes.push(Outcome::Done(Box::new(m)));
             }
             Err(e) if targets.len() == 1 => return Err(e),

@@ -184,3 +184,44 @@ fn an_unreachable_target_fails_with_its_address() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
 }
+
+#[test]
+fn a_target_that_is_down_is_reported_once_not_per_test() {
+    let redis = start("redis");
+    let redis_t = format!("redis=127.0.0.1:{}", redis.port);
+    let port = free_port();
+    let gone = format!("gone=127.0.0.1:{port}");
+    let dir = std::env::temp_dir().join(format!("keel-bench-down-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("run.json");
+    let out = bench(&[
+        "--target",
+        &redis_t,
+        "--target",
+        &gone,
+        "-t",
+        "set,get,incr",
+        "-n",
+        "200",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let addr = format!("127.0.0.1:{port}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches(&addr).count(), 1, "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let told: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("cannot connect"))
+        .collect();
+    assert_eq!(told.len(), 1, "{stdout}");
+    assert!(told[0].contains("gone: failed at 3 steps"), "{}", told[0]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["targets"][0]["version"], "redis 7.0.15");
+    assert!(v["targets"][1]["version"].is_null());
+    assert_eq!(v["steps"].as_array().unwrap().len(), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}

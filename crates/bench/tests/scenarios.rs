@@ -145,28 +145,150 @@ fn persistence_measures_redis_under_each_fsync_policy() {
         }
     }
     assert!(steps.iter().any(|(n, _)| n == "EVAL_SET 3B -c 8"));
+    // Each Keel target refuses its configuration once, and is reported
+    // once: not once per step.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for t in ["keel-no", "keel-everysec", "keel-always"] {
+        let told: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains(t) && l.contains("refused its configuration"))
+            .collect();
+        assert_eq!(told.len(), 1, "{t}: {stdout}");
+        assert!(told[0].contains("at 8 steps"), "{}", told[0]);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("exited at startup").count(), 3, "{stderr}");
 }
 
 #[test]
-fn cache_schemas_measure_time_and_memory_per_schema() {
-    let (out, v) = run(&scenario("cache-schemas.toml"), &[]);
+fn cache_schemas_measure_the_seed_method_and_keels_variant() {
+    let html = tmp("cache.html");
+    let (out, v) = run(
+        &scenario("cache-schemas.toml"),
+        &["--html", html.to_str().unwrap()],
+    );
     assert!(out.status.success(), "{}", text(&out));
-    let (targets, steps) = outcomes(&v.unwrap());
+    let v = v.unwrap();
+    let (targets, steps) = outcomes(&v);
     assert_eq!(targets, ["redis", "keel"]);
-    assert_eq!(steps.len(), 8);
+    // 4 schemas x (seed write + read, Keel's write + read), then 2 kinds x
+    // 3 arrangements x (write + read).
+    assert_eq!(steps.len(), 16 + 12);
+    let metric = |o: &Value, name: &str| {
+        o["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m[0] == name)
+            .and_then(|m| m[1].as_f64())
+    };
     for (step, os) in &steps {
         for (target, o) in targets.iter().zip(os) {
             assert_done(step, target, o);
-            if step.starts_with("write") {
-                let metrics = o["metrics"].as_array().unwrap();
-                let mem = metrics
-                    .iter()
-                    .find(|m| m[0] == "memory bytes")
-                    .unwrap_or_else(|| panic!("{step}: no memory figure in {metrics:?}"));
-                assert!(mem[1].as_f64().unwrap() > 0.0, "{step} on {target}: {mem}");
+            if step.starts_with("seed ") {
+                assert_eq!(metric(o, "iterations"), Some(2.0), "{step} on {target}");
+                assert!(metric(o, "mean ms").unwrap() > 0.0, "{step} on {target}");
+            } else if step.starts_with("write") {
+                let mem = metric(o, "memory bytes")
+                    .unwrap_or_else(|| panic!("{step}: no memory figure in {o}"));
+                assert!(mem > 0.0, "{step} on {target}: {mem}");
+            }
+            // Server CPU from the scheduler's nanosecond counters.
+            if std::path::Path::new("/proc/self/schedstat").exists() {
+                assert_eq!(o["server_cpu_source"], "schedstat", "{step} on {target}");
             }
         }
     }
+    // The study writes a hash with one command: one request per iteration,
+    // a step of well under the 100 ms interval, and still a line of several
+    // buckets (sized to the step) in the report.
+    let (_, os) = steps
+        .iter()
+        .find(|(n, _)| n == "seed O3_Set_Hash x200")
+        .unwrap();
+    for o in os {
+        assert_eq!(o["ok"], 2, "{o}");
+        assert!(o["interval"].as_f64().unwrap() < 0.01, "{o}");
+        assert!(o["timeline"].as_array().unwrap().len() > 1, "{o}");
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    let _ = std::fs::remove_file(&html);
+    let section = page
+        .split("<h2>seed O3_Set_Hash x200</h2>")
+        .nth(1)
+        .unwrap()
+        .split("<h2>")
+        .next()
+        .unwrap();
+    assert!(section.matches("<polyline").count() >= 2, "{section}");
+    // The study's table shape, both servers side by side, then Keel's own.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("| Method | redis mean | redis stddev | redis rank | keel mean |"),
+        "{stdout}"
+    );
+    for m in [
+        "| O3_Set_Hash |",
+        "| O4_Get_Sets |",
+        "| O2_ReadHash_RequestIdAndProductIdInKey |",
+    ] {
+        assert!(stdout.contains(m), "{m}: {stdout}");
+    }
+    assert!(stdout.contains("Keel's variant"), "{stdout}");
+    assert!(
+        page.contains("Seed 002&#39;s method"),
+        "the tables are in the page too"
+    );
+}
+
+#[test]
+fn reports_say_what_ran_where_and_how() {
+    let html = tmp("meta.html");
+    let (out, v) = run(
+        &scenario("cache-schemas.toml"),
+        &["--html", html.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let v = v.unwrap();
+    let meta = &v["meta"];
+    let line = meta["command_line"].as_str().unwrap();
+    assert!(
+        line.contains(" run ") && line.contains("cache-schemas.toml") && line.contains("--short"),
+        "{line}"
+    );
+    let date = meta["date"].as_str().unwrap();
+    assert!(
+        date.len() == 20 && date.starts_with("20") && date.ends_with('Z'),
+        "{date}"
+    );
+    let cores = meta["host"]["cores"].as_u64().unwrap();
+    assert!(cores >= 1);
+    let model = meta["host"]["model"].as_str().unwrap();
+    assert!(!model.is_empty());
+    assert_eq!(v["targets"][0]["version"], "redis 7.0.15");
+    let keel = v["targets"][1]["version"].as_str().unwrap();
+    assert!(
+        keel.starts_with("keel ") && keel.contains("redis_version 7.0.15"),
+        "{keel}"
+    );
+    for t in v["targets"].as_array().unwrap() {
+        assert!(t["threads"].as_u64().unwrap() >= 1, "{t}");
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    let _ = std::fs::remove_file(&html);
+    for needle in [
+        date,
+        "redis 7.0.15",
+        keel,
+        &format!("{cores} cores"),
+        "--short",
+    ] {
+        assert!(page.contains(needle), "{needle}");
+    }
+    assert!(page.contains("<dt>srv us/req</dt>") && page.contains("<dt>cpu us/req</dt>"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("legend: srv us/req:"), "{stdout}");
+    assert!(stdout.contains(&format!("run: {date}")), "{stdout}");
 }
 
 #[test]

@@ -1,11 +1,17 @@
 //! `--html FILE`: one self-contained page (inline CSS and SVG, nothing
-//! fetched): per step, a results table, throughput over time per target, the
+//! fetched): the run's date, command line, host and the targets' versions;
+//! a legend; per step, a results table with the terminal table's columns,
+//! throughput over time per target (buckets sized to the step), the
 //! latency percentile spectrum per target (x axis in "nines": p50, p90, p99,
 //! p99.9, p99.99, then max), and, when several targets ran, a bar per target
 //! and metric (throughput, p50, p99, server CPU per request) with the ratio
-//! to the first target. Unsupported and failed outcomes are shown as such.
+//! to the first target. Axes have round ticks. Unsupported and failed
+//! outcomes are shown as such, their reason once per target.
 
+use super::axis;
+use super::{cells, refusals, Told, HEAD};
 use crate::model::{Measure, Outcome, Run, Step};
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -41,7 +47,8 @@ pub fn write(run: &Run, path: &Path) -> anyhow::Result<()> {
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}\
-td:first-child,th:first-child{text-align:left}.unsupported{color:#8a6d3b}.failed{color:#b00}\
+td:first-child,th:first-child{text-align:left}.meta th{text-align:left}\
+dl.legend{font-size:.85em}dl.legend dt{font-weight:bold;float:left;clear:left;margin-right:.5em}dl.legend dd{margin:0 0 .2em 7em}.unsupported{color:#8a6d3b}.failed{color:#b00}\
 .charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0}figcaption{font-size:.85em;color:#555}\
 svg text{font-size:11px;fill:#333}.key span{display:inline-block;margin-right:1em}\
 .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:middle}\
@@ -66,8 +73,36 @@ pub fn render(run: &Run) -> String {
         );
     }
     h.push_str("</p>\n");
-    for step in &run.steps {
-        step_section(&mut h, run, step);
+    let m = &run.meta;
+    let _ = writeln!(
+        h,
+        "<table class=\"meta\"><tr><th>date</th><td>{}</td></tr><tr><th>host</th><td>{} cores, {}</td></tr>\
+<tr><th>command</th><td><code>{}</code></td></tr><tr><th>keel-bench</th><td>{}</td></tr>",
+        esc(&m.date),
+        m.host.cores,
+        esc(&m.host.model),
+        esc(&m.command_line),
+        esc(&m.keel_bench_version)
+    );
+    for t in &run.targets {
+        let _ = writeln!(
+            h,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            esc(&t.name),
+            esc(&super::target_line(t))
+        );
+    }
+    h.push_str("</table>\n<dl class=\"legend\">");
+    for (k, v) in super::legend(run) {
+        let _ = write!(h, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+    }
+    h.push_str("</dl>\n");
+    if !run.extra.is_empty() {
+        let _ = writeln!(h, "<h2>Tables</h2><pre>{}</pre>", esc(&run.extra));
+    }
+    let told = refusals(run);
+    for (si, step) in run.steps.iter().enumerate() {
+        step_section(&mut h, run, si, step, &told);
     }
     if !run.notes.is_empty() {
         h.push_str("<h2>Notes</h2><ul>");
@@ -84,48 +119,52 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn step_section(h: &mut String, run: &Run, step: &Step) {
+fn step_section(
+    h: &mut String,
+    run: &Run,
+    si: usize,
+    step: &Step,
+    told: &HashMap<(usize, usize), Told>,
+) {
     let _ = writeln!(h, "<h2>{}</h2>", esc(&step.name));
-    h.push_str("<table><tr><th>target</th><th>req/s</th><th>ratio</th><th>p50 ms</th><th>p99 ms</th><th>p99.99 ms</th><th>max ms</th><th>ok</th><th>failed</th></tr>\n");
+    h.push_str("<table><tr><th>target</th>");
+    for c in HEAD {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr>\n");
     let base = match step.outcomes.first() {
-        Some(Outcome::Done(m)) => Some(m.rps()),
+        Some(Outcome::Done(m)) => Some(m.as_ref()),
         _ => None,
     };
     for (i, o) in step.outcomes.iter().enumerate() {
         let name = run.targets.get(i).map(|t| t.name.as_str()).unwrap_or("?");
         match o {
             Outcome::Done(m) => {
-                let ratio = match base {
-                    Some(b) if b > 0.0 => format!("{:.2}x", m.rps() / b),
-                    _ => "-".into(),
+                let _ = write!(h, "<tr><td>{}</td>", esc(name));
+                for c in cells(m, base) {
+                    let _ = write!(h, "<td>{}</td>", esc(&c));
+                }
+                h.push_str("</tr>\n");
+            }
+            Outcome::Unsupported { reason } | Outcome::Failed { reason } => {
+                let what = if matches!(o, Outcome::Failed { .. }) {
+                    "failed"
+                } else {
+                    "unsupported"
+                };
+                let text = match told.get(&(si, i)) {
+                    Some(Told::Again { step }) => format!("{what}: as at {step}"),
+                    Some(Told::First { steps }) if *steps > 1 => {
+                        format!("{what} at {steps} steps from here on: {reason}")
+                    }
+                    _ => format!("{what}: {reason}"),
                 };
                 let _ = writeln!(
                     h,
-                    "<tr><td>{}</td><td>{:.0}</td><td>{ratio}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr class=\"{what}\"><td>{}</td><td colspan=\"{}\">{}</td></tr>",
                     esc(name),
-                    m.rps(),
-                    ms(m.latency.percentile(50.0)),
-                    ms(m.latency.percentile(99.0)),
-                    ms(m.latency.percentile(99.99)),
-                    ms(m.latency.max()),
-                    m.ok,
-                    m.failed
-                );
-            }
-            Outcome::Unsupported { reason } => {
-                let _ = writeln!(
-                    h,
-                    "<tr class=\"unsupported\"><td>{}</td><td colspan=\"8\">unsupported: {}</td></tr>",
-                    esc(name),
-                    esc(reason)
-                );
-            }
-            Outcome::Failed { reason } => {
-                let _ = writeln!(
-                    h,
-                    "<tr class=\"failed\"><td>{}</td><td colspan=\"8\">failed: {}</td></tr>",
-                    esc(name),
-                    esc(reason)
+                    HEAD.len(),
+                    esc(&text)
                 );
             }
         }
@@ -227,7 +266,9 @@ const PAD_B: f64 = 24.0;
 const PAD_T: f64 = 8.0;
 const PAD_R: f64 = 10.0;
 
-fn frame(h: &mut String, y_max: f64) {
+/// The plot's box and its y axis, ticked roundly from 0; returns the top
+/// of the axis (the last tick), which the plot scales to.
+fn frame(h: &mut String, y_max: f64) -> f64 {
     let _ = write!(
         h,
         "<svg width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\">\
@@ -235,17 +276,22 @@ fn frame(h: &mut String, y_max: f64) {
         W - PAD_L - PAD_R,
         H - PAD_T - PAD_B
     );
-    for k in 0..=4 {
-        let v = y_max * k as f64 / 4.0;
-        let y = H - PAD_B - (H - PAD_T - PAD_B) * k as f64 / 4.0;
+    let ticks = axis::ticks(y_max, 4);
+    let top = ticks.last().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE);
+    let step = ticks.get(1).copied().unwrap_or(top);
+    for &v in &ticks {
+        let y = H - PAD_B - (H - PAD_T - PAD_B) * v / top;
         let _ = write!(
             h,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            "<line x1=\"{PAD_L}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/>\
+<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            W - PAD_R,
             PAD_L - 4.0,
             y + 4.0,
-            esc(&short_num(v))
+            esc(&axis::label(v, step))
         );
     }
+    top
 }
 
 fn short_num(v: f64) -> String {
@@ -271,42 +317,57 @@ fn polyline(h: &mut String, pts: &[(f64, f64)], color: &str) {
     );
 }
 
+/// Each bucket is drawn as a level segment over the time it covered, so
+/// a step of one bucket still has its line and a partial last bucket keeps
+/// its rate.
 fn timeline_svg(done: &[(usize, &Measure)]) -> String {
-    let rate = |m: &Measure, c: u64| c as f64 / m.interval.as_secs_f64().max(1e-9);
-    let y_max = done
+    let series: Vec<(usize, Vec<crate::timeline::Rate>)> =
+        done.iter().map(|(i, m)| (*i, m.rates())).collect();
+    let y_max = series
         .iter()
-        .flat_map(|(_, m)| m.timeline.iter().map(move |&c| rate(m, c)))
-        .fold(0.0, f64::max)
-        .max(1.0);
-    let t_max = done
+        .flat_map(|(_, r)| r.iter().map(|p| p.per_s))
+        .fold(0.0, f64::max);
+    let t_max = series
         .iter()
-        .map(|(_, m)| m.timeline.len() as f64 * m.interval.as_secs_f64())
+        .flat_map(|(_, r)| r.last().map(|p| p.to_s))
         .fold(0.0, f64::max)
-        .max(1e-9);
+        .max(1e-6);
     let mut h = String::new();
-    frame(&mut h, y_max);
+    let top = frame(&mut h, y_max);
     let (pw, ph) = (W - PAD_L - PAD_R, H - PAD_T - PAD_B);
-    for (i, m) in done {
-        let step = m.interval.as_secs_f64();
-        let pts: Vec<(f64, f64)> = m
-            .timeline
+    let (ticks, unit, f) = axis::time_ticks(t_max, 4);
+    let x_top = ticks.last().copied().unwrap_or(t_max).max(1e-9);
+    let x_step = ticks.get(1).copied().unwrap_or(x_top) * f;
+    let x_of = |t: f64| PAD_L + pw * t / x_top;
+    for &t in &ticks {
+        let x = x_of(t);
+        let _ = write!(
+            h,
+            "<text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            H - 8.0,
+            esc(&axis::label(t * f, x_step))
+        );
+    }
+    let _ = write!(
+        h,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{unit}</text>",
+        W - PAD_R,
+        PAD_T + 12.0
+    );
+    for (i, r) in &series {
+        let y_of = |v: f64| H - PAD_B - ph * v / top;
+        let pts: Vec<(f64, f64)> = r
             .iter()
-            .enumerate()
-            .map(|(k, &c)| {
-                let t = (k as f64 + 0.5) * step;
-                (PAD_L + pw * t / t_max, H - PAD_B - ph * rate(m, c) / y_max)
+            .flat_map(|p| {
+                [
+                    (x_of(p.from_s), y_of(p.per_s)),
+                    (x_of(p.to_s), y_of(p.per_s)),
+                ]
             })
             .collect();
         polyline(&mut h, &pts, color(*i));
     }
-    let _ = write!(
-        h,
-        "<text x=\"{PAD_L}\" y=\"{}\">0 s</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.1} s</text></svg>",
-        H - 8.0,
-        W - PAD_R,
-        H - 8.0,
-        t_max
-    );
+    h.push_str("</svg>");
     h
 }
 
@@ -344,7 +405,7 @@ fn spectrum_svg(done: &[(usize, &Measure)]) -> String {
     let x_max = 5.5;
     let x_min = nines(50.0);
     let mut h = String::new();
-    frame(&mut h, y_max);
+    let top = frame(&mut h, y_max);
     let (pw, ph) = (W - PAD_L - PAD_R, H - PAD_T - PAD_B);
     let x_of = |x: f64| PAD_L + pw * (x - x_min) / (x_max - x_min);
     for (label, p) in [
@@ -366,7 +427,7 @@ fn spectrum_svg(done: &[(usize, &Measure)]) -> String {
     for (i, s) in &series {
         let pts: Vec<(f64, f64)> = s
             .iter()
-            .map(|(x, y)| (x_of(*x), H - PAD_B - ph * y / y_max))
+            .map(|(x, y)| (x_of(*x), H - PAD_B - ph * y / top))
             .collect();
         polyline(&mut h, &pts, color(*i));
     }
@@ -456,46 +517,42 @@ mod tests {
     }
 
     fn run() -> Run {
-        Run {
-            title: "t <&> \"x\"".into(),
-            targets: vec![
-                Target {
-                    name: "redis".into(),
-                    addr: "127.0.0.1:1".into(),
-                },
-                Target {
-                    name: "keel<1>".into(),
-                    addr: "127.0.0.1:2".into(),
-                },
-                Target {
-                    name: "gone".into(),
-                    addr: "-".into(),
-                },
+        let mut r = Run::new(
+            "t <&> \"x\"",
+            vec![
+                Target::new("redis", "127.0.0.1:1"),
+                Target::new("keel<1>", "127.0.0.1:2"),
+                Target::new("gone", "-"),
             ],
-            steps: vec![
-                Step {
-                    name: "SET 3B -c 50".into(),
-                    outcomes: vec![
-                        Outcome::Done(Box::new(measure(1))),
-                        Outcome::Done(Box::new(measure(2))),
-                        Outcome::Failed {
-                            reason: "cannot reach 127.0.0.1:3".into(),
-                        },
-                    ],
-                },
-                Step {
-                    name: "EVAL_SET".into(),
-                    outcomes: vec![
-                        Outcome::Done(Box::new(measure(1))),
-                        Outcome::Unsupported {
-                            reason: "server does not know EVAL".into(),
-                        },
-                        Outcome::Failed { reason: "x".into() },
-                    ],
-                },
-            ],
-            notes: vec!["a note with <tags>".into()],
-        }
+        );
+        r.steps = vec![
+            Step {
+                name: "SET 3B -c 50".into(),
+                outcomes: vec![
+                    Outcome::Done(Box::new(measure(1))),
+                    Outcome::Done(Box::new(measure(2))),
+                    Outcome::Failed {
+                        reason: "cannot reach 127.0.0.1:3".into(),
+                    },
+                ],
+            },
+            Step {
+                name: "EVAL_SET".into(),
+                outcomes: vec![
+                    Outcome::Done(Box::new(measure(1))),
+                    Outcome::Unsupported {
+                        reason: "server does not know EVAL".into(),
+                    },
+                    Outcome::Failed {
+                        reason: "cannot reach 127.0.0.1:3".into(),
+                    },
+                ],
+            },
+        ];
+        r.notes = vec!["a note with <tags>".into()];
+        r.targets[0].version = Some("redis 7.0.15".into());
+        r.targets[0].threads = Some(5);
+        r
     }
 
     #[test]
@@ -511,7 +568,16 @@ mod tests {
         assert!(!page.contains("keel<1>"));
         assert!(page.contains("t &lt;&amp;&gt; &quot;x&quot;"));
         assert!(page.contains("unsupported: server does not know EVAL"));
-        assert!(page.contains("failed: cannot reach"));
+        assert_eq!(page.matches("cannot reach").count(), 1, "told once");
+        assert!(page.contains("failed: as at SET 3B -c 50"));
+        for c in crate::report::HEAD {
+            assert!(page.contains(&format!("<th>{c}</th>")), "{c}");
+        }
+        assert!(page.contains("<dt>srv us/req</dt>") && page.contains("<dt>cpu us/req</dt>"));
+        let meta = &run().meta;
+        assert!(page.contains(&meta.date));
+        assert!(page.contains(&format!("{} cores", meta.host.cores)));
+        assert!(page.contains("redis 7.0.15, 5 threads"));
         assert!(page.contains("memory &lt;bytes&gt;"));
         assert!(page.contains("a note with &lt;tags&gt;"));
         assert!(page.contains("(2.00x)"), "ratio against the first target");
@@ -519,6 +585,26 @@ mod tests {
             page.matches("<table").count(),
             page.matches("</table>").count()
         );
+    }
+
+    #[test]
+    fn a_step_of_one_bucket_still_has_a_line() {
+        let mut m = Measure::empty();
+        m.ok = 1;
+        m.elapsed = Duration::from_micros(300);
+        m.interval = Duration::from_micros(61);
+        m.timeline = vec![0, 0, 0, 0, 1];
+        m.latency.record(Duration::from_micros(290));
+        let svg = timeline_svg(&[(0, &m)]);
+        let points = svg
+            .split("points=\"")
+            .nth(1)
+            .and_then(|p| p.split('"').next())
+            .unwrap();
+        assert!(points.split(' ').count() >= 2, "{svg}");
+        // Round ticks in milliseconds for a step under a second.
+        assert!(svg.contains(">ms</text>"), "{svg}");
+        assert!(svg.contains(">0</text>"), "{svg}");
     }
 
     #[test]

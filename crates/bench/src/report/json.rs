@@ -28,23 +28,16 @@ mod tests {
         m.elapsed = Duration::from_millis(500);
         m.latency.record(Duration::from_micros(250));
         m.failure_kinds.push(("ERR nope".into(), 2));
-        let run = Run {
-            title: "t".into(),
-            targets: vec![Target {
-                name: "a".into(),
-                addr: "127.0.0.1:1".into(),
-            }],
-            steps: vec![Step {
-                name: "SET".into(),
-                outcomes: vec![
-                    Outcome::Done(Box::new(m)),
-                    Outcome::Unsupported {
-                        reason: "no".into(),
-                    },
-                ],
-            }],
-            notes: vec![],
-        };
+        let mut run = Run::new("t", vec![Target::new("a", "127.0.0.1:1")]);
+        run.steps = vec![Step {
+            name: "SET".into(),
+            outcomes: vec![
+                Outcome::Done(Box::new(m)),
+                Outcome::Unsupported {
+                    reason: "no".into(),
+                },
+            ],
+        }];
         let v: serde_json::Value = serde_json::from_str(&to_string(&run).unwrap()).unwrap();
         let done = &v["steps"][0]["outcomes"][0];
         assert_eq!(done["status"], "done");
@@ -53,5 +46,11 @@ mod tests {
         assert_eq!(done["failure_kinds"][0][0], "ERR nope");
         assert!((done["latency"]["percentiles_us"][0][1].as_f64().unwrap() - 250.0).abs() < 1.0);
         assert_eq!(v["steps"][0]["outcomes"][1]["status"], "unsupported");
+        // How, when and where the run was made.
+        assert!(v["meta"]["command_line"].is_string());
+        assert!(v["meta"]["date"].as_str().unwrap().ends_with('Z'));
+        assert!(v["meta"]["host"]["cores"].as_u64().unwrap() >= 1);
+        assert!(v["meta"]["host"]["model"].is_string());
+        assert!(v["targets"][0]["version"].is_null());
     }
 }

@@ -1,28 +1,12 @@
-//! The final table: every step, one row per target, with throughput,
-//! successes and failures, latency (avg/p50/p95/p99/max in milliseconds),
-//! CPU per request of the load tool and of the server when known, and the
-//! ratio of each target's throughput to the first target's. Failure reasons
-//! and step metrics follow their step, notes end the table.
+//! The final table: every step, one row per target, with the columns of
+//! `report::HEAD` (the HTML table shows the same). Failure reasons and step
+//! metrics follow their step; a reason a target gives for several steps is
+//! told once. The legend, the targets' versions and the run's date, host
+//! and command line end the table, after the notes.
 
-use crate::model::{Measure, Outcome, Run};
+use super::{cells, ratio, refusals, Told, HEAD};
+use crate::model::{Outcome, Run};
 use std::fmt::Write;
-use std::time::Duration;
-
-fn ms(d: Duration) -> String {
-    format!("{:.3}", d.as_secs_f64() * 1e3)
-}
-
-fn us(d: Option<Duration>) -> String {
-    d.map(|d| format!("{:.2}", d.as_secs_f64() * 1e6))
-        .unwrap_or_else(|| "-".into())
-}
-
-fn ratio(value: f64, base: Option<f64>) -> String {
-    match base {
-        Some(b) if b > 0.0 => format!("{:.2}x", value / b),
-        _ => "-".into(),
-    }
-}
 
 /// The rendered table, ending with a newline.
 pub fn render(run: &Run) -> String {
@@ -30,24 +14,13 @@ pub fn render(run: &Run) -> String {
     if !run.title.is_empty() {
         let _ = writeln!(out, "{}", run.title);
     }
-    let head = [
-        "step",
-        "target",
-        "req/s",
-        "ok",
-        "failed",
-        "avg ms",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
-        "cpu us/req",
-        "srv us/req",
-        "ratio",
-    ];
-    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    let mut head = vec!["step".to_string(), "target".to_string()];
+    head.extend(HEAD.iter().map(|s| s.to_string()));
+    let width = head.len();
+    let mut rows: Vec<Vec<String>> = vec![head];
     let mut after: Vec<(usize, String)> = Vec::new();
-    for step in &run.steps {
+    let told = refusals(run);
+    for (si, step) in run.steps.iter().enumerate() {
         let base = match step.outcomes.first() {
             Some(Outcome::Done(m)) => Some(m.as_ref()),
             _ => None,
@@ -65,7 +38,9 @@ pub fn render(run: &Run) -> String {
             };
             match outcome {
                 Outcome::Done(m) => {
-                    rows.push(measure_row(step_name, target.clone(), m, base));
+                    let mut row = vec![step_name, target.clone()];
+                    row.extend(cells(m, base));
+                    rows.push(row);
                     for (why, n) in &m.failure_kinds {
                         after.push((
                             rows.len(),
@@ -90,28 +65,34 @@ pub fn render(run: &Run) -> String {
                         after.push((rows.len(), format!("  {} on {target}: {k}: {v}", step.name)));
                     }
                 }
-                Outcome::Unsupported { reason } => {
-                    let mut r = vec![step_name, target.clone(), "unsupported".into()];
-                    r.resize(head.len(), String::new());
+                Outcome::Unsupported { reason } | Outcome::Failed { reason } => {
+                    let what = if matches!(outcome, Outcome::Failed { .. }) {
+                        "failed"
+                    } else {
+                        "unsupported"
+                    };
+                    let mut r = vec![step_name, target.clone(), what.into()];
+                    r.resize(width, String::new());
                     rows.push(r);
-                    after.push((
-                        rows.len(),
-                        format!("  {} on {target}: unsupported: {reason}", step.name),
-                    ));
-                }
-                Outcome::Failed { reason } => {
-                    let mut r = vec![step_name, target.clone(), "failed".into()];
-                    r.resize(head.len(), String::new());
-                    rows.push(r);
-                    after.push((
-                        rows.len(),
-                        format!("  {} on {target}: failed: {reason}", step.name),
-                    ));
+                    match told.get(&(si, i)) {
+                        Some(Told::Again { .. }) => {}
+                        Some(Told::First { steps }) if *steps > 1 => after.push((
+                            rows.len(),
+                            format!(
+                                "  {target}: {what} at {steps} steps from {} on: {reason}",
+                                step.name
+                            ),
+                        )),
+                        _ => after.push((
+                            rows.len(),
+                            format!("  {} on {target}: {what}: {reason}", step.name),
+                        )),
+                    }
                 }
             }
         }
     }
-    let widths: Vec<usize> = (0..head.len())
+    let widths: Vec<usize> = (0..width)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut notes_at = after.iter().peekable();
@@ -132,6 +113,18 @@ pub fn render(run: &Run) -> String {
     for note in &run.notes {
         let _ = writeln!(out, "note: {note}");
     }
+    for (k, v) in super::legend(run) {
+        let _ = writeln!(out, "legend: {k}: {v}");
+    }
+    for t in &run.targets {
+        let _ = writeln!(out, "target: {}", super::target_line(t));
+    }
+    let m = &run.meta;
+    let _ = writeln!(
+        out,
+        "run: {} on {} cores ({}), keel-bench {}: {}",
+        m.date, m.host.cores, m.host.model, m.keel_bench_version, m.command_line
+    );
     out
 }
 
@@ -143,29 +136,11 @@ fn num(v: f64) -> String {
     }
 }
 
-fn measure_row(step: String, target: String, m: &Measure, base: Option<&Measure>) -> Vec<String> {
-    let l = &m.latency;
-    vec![
-        step,
-        target,
-        format!("{:.2}", m.rps()),
-        m.ok.to_string(),
-        m.failed.to_string(),
-        ms(l.mean()),
-        ms(l.percentile(50.0)),
-        ms(l.percentile(95.0)),
-        ms(l.percentile(99.0)),
-        ms(l.max()),
-        us(m.client_cpu_per_request()),
-        us(m.server_cpu_per_request()),
-        ratio(m.rps(), base.map(|b| b.rps())),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Step, Target};
+    use crate::model::{Measure, Step, Target};
+    use std::time::Duration;
 
     fn measure(ok: u64, failed: u64, secs: u64) -> Measure {
         let mut m = Measure::empty();
@@ -184,34 +159,25 @@ mod tests {
         let mut slow = measure(500, 10, 1);
         slow.failure_kinds
             .push(("ERR unknown command 'LPUSH'".into(), 10));
-        let run = Run {
-            title: "compare".into(),
-            targets: vec![
-                Target {
-                    name: "redis".into(),
-                    addr: "a:1".into(),
-                },
-                Target {
-                    name: "keel".into(),
-                    addr: "b:2".into(),
-                },
-                Target {
-                    name: "other".into(),
-                    addr: "c:3".into(),
+        let mut run = Run::new(
+            "compare",
+            vec![
+                Target::new("redis", "a:1"),
+                Target::new("keel", "b:2"),
+                Target::new("other", "c:3"),
+            ],
+        );
+        run.notes = vec!["50 clients".into()];
+        run.steps = vec![Step {
+            name: "SET".into(),
+            outcomes: vec![
+                Outcome::Done(Box::new(measure(1000, 0, 1))),
+                Outcome::Done(Box::new(slow)),
+                Outcome::Unsupported {
+                    reason: "no BF.ADD".into(),
                 },
             ],
-            steps: vec![Step {
-                name: "SET".into(),
-                outcomes: vec![
-                    Outcome::Done(Box::new(measure(1000, 0, 1))),
-                    Outcome::Done(Box::new(slow)),
-                    Outcome::Unsupported {
-                        reason: "no BF.ADD".into(),
-                    },
-                ],
-            }],
-            notes: vec!["50 clients".into()],
-        };
+        }];
         let t = render(&run);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], "compare");
@@ -239,6 +205,38 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("SET on other: unsupported: no BF.ADD"));
-        assert!(t.ends_with("note: 50 clients\n"));
+        assert!(t.contains("\nnote: 50 clients\n"));
+        assert!(t.contains("legend: srv us/req: "), "{t}");
+        assert!(t.contains("target: keel at b:2"), "{t}");
+        assert!(t.contains(&format!("run: {}", run.meta.date)), "{t}");
+    }
+
+    #[test]
+    fn a_target_refusing_every_step_is_told_once() {
+        let mut run = Run::new(
+            "t",
+            vec![
+                Target::new("redis", "a:1"),
+                Target::new("keel-always", "b:2"),
+            ],
+        );
+        for name in ["PING", "SET", "GET"] {
+            run.steps.push(Step {
+                name: name.into(),
+                outcomes: vec![
+                    Outcome::Done(Box::new(measure(10, 0, 1))),
+                    Outcome::Unsupported {
+                        reason: "server refused its configuration: appendonly".into(),
+                    },
+                ],
+            });
+        }
+        let t = render(&run);
+        assert_eq!(t.matches("appendonly").count(), 1, "{t}");
+        assert!(
+            t.contains("keel-always: unsupported at 3 steps from PING on: server refused"),
+            "{t}"
+        );
+        assert_eq!(t.matches("unsupported").count(), 4, "{t}");
     }
 }

@@ -117,11 +117,16 @@ pub struct PersistenceSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheSpec {
+    pub methods: P<Vec<String>>,
     pub records: P<Vec<u64>>,
     pub schemas: P<Vec<String>>,
     pub read_passes: P<u64>,
     pub connections: P<u64>,
     pub pipeline: P<u64>,
+    pub iterations: P<u64>,
+    pub arrangements: P<Vec<String>>,
+    pub arrangement_records: P<Vec<u64>>,
+    pub variants_per_product: P<u64>,
 }
 
 /// Parameters of `kind = "batching"`.

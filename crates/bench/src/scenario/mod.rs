@@ -109,7 +109,9 @@ impl TargetRun<'_> {
         let cpu_after = self.server.as_ref().and_then(|s| s.cpu());
         let died = self.server.as_mut().and_then(|s| s.died());
         let server_cpu = match (cpu_before, cpu_after) {
-            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+            (Some(b), Some(a)) if a.source == b.source => {
+                Some((a.total.saturating_sub(b.total), a.source))
+            }
             _ => None,
         };
         let total: u64 = results
@@ -121,9 +123,10 @@ impl TargetRun<'_> {
             .into_iter()
             .map(|r| match r {
                 Ok(mut m) => {
-                    if let (Some(cpu), true) = (server_cpu, total > 0) {
+                    if let (Some((cpu, source)), true) = (server_cpu, total > 0) {
                         let share = (m.ok + m.failed) as f64 / total as f64;
                         m.server_cpu = Some(cpu.mul_f64(share));
+                        m.server_cpu_source = Some(source);
                     }
                     outcome_of(m, died.as_deref())
                 }
@@ -310,6 +313,7 @@ pub fn execute(
     seed: u64,
     interval: Duration,
 ) -> Run {
+    let meta = crate::model::Meta::now();
     let names = kind.steps();
     let mut columns: Vec<Vec<Outcome>> = Vec::new();
     let mut targets = Vec::new();
@@ -342,7 +346,8 @@ pub fn execute(
                     } else {
                         format!("{first} {detail}")
                     };
-                    notes.push(format!("{}: {}", plan.name, reason));
+                    // Told once, by the outcome of every step (the reports
+                    // give a reason shared by several steps once).
                     Err(if e.refused_config {
                         Outcome::Unsupported {
                             reason: format!("server refused its configuration: {detail}"),
@@ -358,7 +363,6 @@ pub fn execute(
                     Err(e) => {
                         let reason = format!("cannot reach {a}: {e:#}");
                         eprintln!("keel-bench: target {}: {reason}", plan.name);
-                        notes.push(format!("{}: {reason}", plan.name));
                         Err(Outcome::Failed { reason })
                     }
                 }
@@ -371,13 +375,11 @@ pub fn execute(
             Ok(a) => a.clone(),
             Err(_) => plan.addr.clone().unwrap_or_else(|| "-".into()),
         };
-        targets.push(Target {
-            name: plan.name.clone(),
-            addr: shown_addr,
-        });
+        let mut target = Target::new(&plan.name, &shown_addr);
         let outcomes = match addr {
             Err(o) => all(o),
             Ok(addr) => {
+                crate::load::describe(&mut target, None);
                 let mut t = TargetRun {
                     name: plan.name.clone(),
                     addr,
@@ -398,8 +400,11 @@ pub fn execute(
             }
         };
         if let Some(s) = server.as_mut() {
+            // Counted last: a server may start threads as it works.
+            target.threads = s.threads().or(target.threads);
             s.stop();
         }
+        targets.push(target);
         columns.push(outcomes);
     }
     let steps = names
@@ -417,12 +422,11 @@ pub fn execute(
                 .collect(),
         })
         .collect();
-    Run {
-        title: title.to_string(),
-        targets,
-        steps,
-        notes,
-    }
+    let mut run = Run::new(title, targets);
+    run.meta = meta;
+    run.steps = steps;
+    run.notes = notes;
+    run
 }
 
 /// `keel-bench run FILE [options]`.
@@ -457,9 +461,9 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
     if let Some(d) = &f.description {
         run.notes.insert(0, d.trim().to_string());
     }
-    let extra = kind.extra_report(&run);
-    if !extra.is_empty() {
-        println!("{extra}");
+    run.extra = kind.extra_report(&run);
+    if !run.extra.is_empty() {
+        println!("{}", run.extra);
     }
     print!("{}", crate::report::table::render(&run));
     if let Some(p) = &cli.json {
@@ -602,6 +606,8 @@ variants = ["a"]
                 other => panic!("{other:?}"),
             }
         }
-        assert!(run.notes.iter().any(|n| n.contains("gone")));
+        assert!(run.notes.is_empty(), "{:?}", run.notes);
+        let table = crate::report::table::render(&run);
+        assert_eq!(table.matches("cannot reach").count(), 1, "{table}");
     }
 }

@@ -105,10 +105,32 @@ pub fn step_tables(name: &str, m: &Measure) -> String {
 
 /// Every step of the run, target by target, with the step's extra figures.
 pub fn render(run: &Run) -> String {
+    use crate::report::{refusals, Told};
+    let told = refusals(run);
     let mut s = String::new();
     for (ti, t) in run.targets.iter().enumerate() {
         s.push_str(&format!("--- {} ({}) ---\n", t.name, t.addr));
-        for step in &run.steps {
+        for (si, step) in run.steps.iter().enumerate() {
+            // A reason shared by several steps is told at the first.
+            match told.get(&(si, ti)) {
+                Some(Told::Again { .. }) => continue,
+                Some(Told::First { steps }) if *steps > 1 => {
+                    if let Some(Outcome::Unsupported { reason } | Outcome::Failed { reason }) =
+                        step.outcomes.get(ti)
+                    {
+                        let what = match step.outcomes.get(ti) {
+                            Some(Outcome::Failed { .. }) => "FAILED",
+                            _ => "unsupported",
+                        };
+                        s.push_str(&format!(
+                            "{what} at {steps} steps from {} on: {reason}\n",
+                            step.name
+                        ));
+                        continue;
+                    }
+                }
+                _ => {}
+            }
             match step.outcomes.get(ti) {
                 Some(Outcome::Done(m)) => {
                     s.push_str(&step_tables(&step.name, m));
@@ -164,5 +186,22 @@ mod tests {
         assert!(widths[..7].iter().all(|&w| w == widths[0]), "{t}");
         m.failed = 0;
         assert!(!step_tables("x", &m).contains("fail stats"));
+    }
+
+    #[test]
+    fn a_target_without_the_commands_is_told_once() {
+        use crate::model::{Step, Target};
+        let mut run = Run::new("t", vec![Target::new("redis", "a:1")]);
+        for name in ["warm-up", "insert", "check"] {
+            run.steps.push(Step {
+                name: name.into(),
+                outcomes: vec![Outcome::Unsupported {
+                    reason: "server does not know BF.RESERVE".into(),
+                }],
+            });
+        }
+        let t = render(&run);
+        assert_eq!(t.matches("BF.RESERVE").count(), 1, "{t}");
+        assert!(t.contains("unsupported at 3 steps from warm-up on"), "{t}");
     }
 }

@@ -281,9 +281,14 @@ impl Server {
         }
     }
 
-    /// CPU time (user + system) the process has used so far.
-    pub fn cpu(&self) -> Option<Duration> {
+    /// CPU time the process has used so far (see `load::process_cpu`).
+    pub fn cpu(&self) -> Option<crate::model::CpuTime> {
         crate::load::process_cpu(self.pid())
+    }
+
+    /// Threads the process runs now.
+    pub fn threads(&self) -> Option<u32> {
+        crate::load::process_threads(self.pid())
     }
 
     /// SHUTDOWN NOSAVE, then a kill if it has not exited within 3 s.

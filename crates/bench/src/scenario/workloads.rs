@@ -154,6 +154,9 @@ pub enum Expect {
     /// An array (or map or set) of exactly this many elements, counting a
     /// map's pairs twice as RESP2 sends them.
     Elements(usize),
+    /// The integer 1 (SISMEMBER of a record that is there); 0 means the
+    /// record is missing.
+    One,
 }
 
 /// Builds request `i` of a `Sequence`.
@@ -196,6 +199,10 @@ impl Workload for Sequence {
             (_, Expect::Any) => Verdict::Ok,
             (Frame::Bulk(_) | Frame::Simple(_) | Frame::Verbatim(..), Expect::Value) => Verdict::Ok,
             (Frame::Null, Expect::Value) => Verdict::Fail("record missing".into()),
+            (Frame::Integer(1) | Frame::Boolean(true), Expect::One) => Verdict::Ok,
+            (Frame::Integer(_) | Frame::Boolean(_), Expect::One) => {
+                Verdict::Fail("record missing".into())
+            }
             (Frame::Array(a) | Frame::Set(a), Expect::Elements(n)) if a.len() == n => Verdict::Ok,
             (Frame::Map(m), Expect::Elements(n)) if m.len() * 2 == n => Verdict::Ok,
             (Frame::Array(_) | Frame::Set(_) | Frame::Map(_), Expect::Elements(_)) => {
