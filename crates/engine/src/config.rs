@@ -1189,7 +1189,8 @@ impl Config {
 /// split it themselves).
 pub fn value_words<'v>(dir: &Directive, value: &'v str) -> Vec<&'v str> {
     match dir.kind {
-        Kind::Words => value.split_whitespace().collect(),
+        // An empty value is one empty word (an empty list), not no words.
+        Kind::Words if !value.trim().is_empty() => value.split_whitespace().collect(),
         _ => vec![value],
     }
 }
