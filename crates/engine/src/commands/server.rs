@@ -745,6 +745,10 @@ fn apply_net(
     let Some((name, reason)) = failure else {
         return Ok(());
     };
+    // Redis logs the rollback before answering the error.
+    config::log_warning(&format!(
+        "Failed applying new configuration. Possibly related to new {name} setting. Restoring previous settings."
+    ));
     for ((d, _), v) in chosen.iter().zip(old).rev() {
         let _ = cfg.set(d.name, &config::value_words(d, v), true);
     }
