@@ -736,46 +736,18 @@ async fn wait_blocked(
     let deadline = req
         .timeout
         .and_then(|d| tokio::time::Instant::now().checked_add(d));
-    let mut wait = BlockWait(slot.clone());
-    loop {
-        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
-            rbuf.reserve(READ_CHUNK);
-            BufferStats::set(&session.handle.bufs.qbuf_cap, rbuf.capacity());
+    let sleep = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending().await,
         }
-        let sleep = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = &mut wait => break,
-            _ = sleep => {
-                engine.cancel_block(session);
-                break;
-            }
-            _ = wake.notified() => {
-                if session.handle.is_killed() {
-                    return None;
-                }
-                if session.handle.shrink.load(Ordering::Relaxed) {
-                    give_back_buffers(&session.handle, rbuf, None);
-                }
-            }
-            r = stream.read_buf(rbuf) => match r {
-                Ok(n) if n > 0 && !session.handle.is_killed() => {
-                    engine
-                        .stats
-                        .net_input_bytes
-                        .fetch_add(n as u64, Ordering::Relaxed);
-                    if rbuf.len() as i64 > engine.config.query_buffer_limit() {
-                        return None;
-                    }
-                }
-                // Closed or killed: disconnecting removes the waiter.
-                _ => return None,
-            },
-        }
+    };
+    let handle = session.handle.clone();
+    tokio::select! {
+        _ = BlockWait(slot.clone()) => {}
+        _ = sleep => engine.cancel_block(session),
+        // Closed or killed: disconnecting removes the waiter.
+        _ = read_while_waiting(engine, &handle, stream, rbuf, wake) => return None,
     }
     // Given up: the slot closes at once, or soon if a writer served the client
     // just before; that reply then wins.
@@ -1032,31 +1004,51 @@ async fn wait_unpaused(
         // Re-checked at least hourly, so a far deadline needs no huge timer.
         let left = u64::try_from(end_ms).unwrap_or(0).saturating_sub(now);
         let sleep = tokio::time::sleep(std::time::Duration::from_millis(left.min(3_600_000)));
-        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
-            rbuf.reserve(READ_CHUNK);
-        }
         tokio::select! {
             _ = engine.pause.wait() => return true,
             _ = sleep => {}
+            _ = read_while_waiting(engine, &session.handle, stream, rbuf, wake) => return false,
+        }
+    }
+}
+
+/// While a command waits (blocked, or held by CLIENT PAUSE), read but do not
+/// run what the client sends, so a closed connection is noticed, and give
+/// buffers back when the clients cron asks. Ends only when the connection
+/// must close (closed, killed, or over the query buffer limit); reading is
+/// cancel-safe, so dropping it when the wait ends loses nothing.
+async fn read_while_waiting(
+    engine: &Engine,
+    handle: &ClientHandle,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+    wake: &Notify,
+) {
+    loop {
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+            BufferStats::set(&handle.bufs.qbuf_cap, rbuf.capacity());
+        }
+        tokio::select! {
             _ = wake.notified() => {
-                if session.handle.is_killed() {
-                    return false;
+                if handle.is_killed() {
+                    return;
                 }
-                if session.handle.shrink.load(Ordering::Relaxed) {
-                    give_back_buffers(&session.handle, rbuf, None);
+                if handle.shrink.load(Ordering::Relaxed) {
+                    give_back_buffers(handle, rbuf, None);
                 }
             }
             r = stream.read_buf(rbuf) => match r {
-                Ok(n) if n > 0 && !session.handle.is_killed() => {
+                Ok(n) if n > 0 && !handle.is_killed() => {
                     engine
                         .stats
                         .net_input_bytes
                         .fetch_add(n as u64, Ordering::Relaxed);
                     if rbuf.len() as i64 > engine.config.query_buffer_limit() {
-                        return false;
+                        return;
                     }
                 }
-                _ => return false,
+                _ => return,
             },
         }
     }

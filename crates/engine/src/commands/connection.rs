@@ -314,18 +314,8 @@ pub(crate) const CLIENT: CommandSpec = CommandSpec {
         &CLIENT_UNBLOCK,
         &CLIENT_HELP,
     ],
-    run: container,
+    run: super::container,
 };
-
-/// Never reached: the executor dispatches to the subcommand.
-fn container(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let name = args
-        .argv()
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .unwrap_or_default();
-    Err(CmdError::WrongArity(name))
-}
 
 pub(crate) const CLIENT_UNBLOCK: CommandSpec = CommandSpec {
     name: "CLIENT|UNBLOCK",

@@ -33,15 +33,6 @@ fn text(s: String) -> Frame {
     Frame::Verbatim("txt", Bytes::from(s))
 }
 
-fn container(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let name = args
-        .argv()
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .unwrap_or_default();
-    Err(CmdError::WrongArity(name))
-}
-
 const fn sub(
     name: &'static str,
     arity: i32,
@@ -77,7 +68,7 @@ pub(crate) const SLOWLOG: CommandSpec = CommandSpec {
     since: "2.2.12",
     complexity: "Depends on subcommand.",
     subcommands: &[&SLOWLOG_GET, &SLOWLOG_LEN, &SLOWLOG_RESET, &SLOWLOG_HELP],
-    run: container,
+    run: super::container,
 };
 
 pub(crate) const SLOWLOG_GET: CommandSpec = sub(
@@ -180,7 +171,7 @@ pub(crate) const LATENCY: CommandSpec = CommandSpec {
         &LATENCY_RESET,
         &LATENCY_HELP,
     ],
-    run: container,
+    run: super::container,
 };
 
 pub(crate) const LATENCY_DOCTOR: CommandSpec = sub(
@@ -522,7 +513,7 @@ pub(crate) const MODULE: CommandSpec = CommandSpec {
         &MODULE_UNLOAD,
         &MODULE_HELP,
     ],
-    run: container,
+    run: super::container,
 };
 
 const MODULE_FLAGS: Flags = Flags::ADMIN.union(Flags::NOSCRIPT);

@@ -585,15 +585,6 @@ fn help(lines: &[&'static str]) -> Frame {
     Frame::Array(lines.iter().map(|l| Frame::simple(l)).collect())
 }
 
-fn container(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let name = args
-        .argv()
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .unwrap_or_default();
-    Err(CmdError::WrongArity(name))
-}
-
 pub(crate) const CONFIG: CommandSpec = CommandSpec {
     name: "CONFIG",
     group: Group::Server,
@@ -610,7 +601,7 @@ pub(crate) const CONFIG: CommandSpec = CommandSpec {
         &CONFIG_REWRITE,
         &CONFIG_HELP,
     ],
-    run: container,
+    run: super::container,
 };
 
 const CONFIG_FLAGS: Flags = Flags::ADMIN
@@ -1214,7 +1205,7 @@ pub(crate) const MEMORY: CommandSpec = CommandSpec {
         &MEMORY_MALLOC_STATS,
         &MEMORY_HELP,
     ],
-    run: container,
+    run: super::container,
 };
 
 pub(crate) const MEMORY_USAGE: CommandSpec = CommandSpec {
