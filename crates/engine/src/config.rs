@@ -148,7 +148,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("tcp-backlog", "511", int(0, I32), false),
     d("tcp-keepalive", "300", int(0, I32), true),
     d("timeout", "0", int(0, I32), true),
-    d("maxclients", "10000", int(1, 1_000_000), true),
+    d("maxclients", "10000", int(1, u32::MAX as i64), true),
     d("requirepass", "", Kind::Str, true),
     d("databases", "16", int(1, 1_000_000), false),
     d("dir", ".", Kind::Str, true),

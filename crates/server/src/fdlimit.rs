@@ -81,7 +81,14 @@ pub fn adjust(maxclients: u64, reserved: u64) -> u64 {
         return maxclients;
     }
     let hard: u64 = limit.rlim_max;
-    let mut best = want;
+    // The kernel refuses any limit above fs.nr_open, so start there rather
+    // than stepping down from a figure no process can have (maxclients may
+    // be 2^32 - 1).
+    let ceiling = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(1 << 20);
+    let mut best = want.min(ceiling);
     let mut error = None;
     while best > old {
         let next = libc::rlimit {
@@ -90,7 +97,16 @@ pub fn adjust(maxclients: u64, reserved: u64) -> u64 {
         };
         match set_nofile(&next) {
             Ok(()) => break,
-            Err(e) => error = Some(e),
+            Err(e) => {
+                let denied = e.raw_os_error() == Some(libc::EPERM);
+                error = Some(e);
+                // Without the right to raise the hard limit, anything up to
+                // it is allowed: go there at once instead of 16 at a time.
+                if denied && best > hard {
+                    best = hard;
+                    continue;
+                }
+            }
         }
         if best < 16 {
             best = old;
