@@ -393,3 +393,28 @@ fn client_kill_closes_an_idle_connection_at_once() {
         .expect("fd field");
     assert!(fd > 2, "{list}");
 }
+
+/// The largest maxclients Redis takes starts the server at once, clamped to
+/// what the descriptor limit allows: raising the limit starts from what the
+/// kernel could grant, not from 2^32 descriptors 16 at a time.
+#[test]
+fn the_largest_maxclients_starts_at_once_clamped_to_the_limit() {
+    let nofile = child_nofile();
+    let limit = format!("--nofile={nofile}:{nofile}");
+    let started = Instant::now();
+    let server = Server::start_with(
+        &["prlimit", &limit],
+        free_port(),
+        &["--maxclients", "4294967295"],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "start-up took {:?}",
+        started.elapsed()
+    );
+    let mut c = server.connect();
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "maxclients"]),
+        format!("maxclients\n{}", nofile - 32)
+    );
+}
