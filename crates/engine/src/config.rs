@@ -167,9 +167,10 @@ pub static DIRECTIVES: &[Directive] = &[
     // Redis accepts any non-negative hz and clamps it to 1..=500 (see `canonical`).
     d("hz", "10", int(0, I32), true),
     d("active-expire-effort", "1", int(1, 10), true),
-    // Save points are recorded (two `save` lines add up); with any set,
-    // SHUTDOWN must save, which Keel cannot yet, so it refuses without FORCE
-    // or NOSAVE and logs why.
+    // Save points are read as Redis reads them (two `save` lines add up),
+    // but asking for any is refused where a user sets them, at start-up once
+    // every line is read (`refused_save`) and by CONFIG SET: Keel cannot take
+    // RDB snapshots yet, and must not let anyone believe it does.
     d("save", "", Kind::Special, true),
     // When small collections leave their compact encodings (Redis 7.0's
     // names; set-max-listpack-* are Redis 7.2's).
@@ -1074,8 +1075,18 @@ impl Config {
         if !dir.mutable {
             return Err(ConfigError::Immutable);
         }
-        canonical(dir, words, &self.get(dir.name))?;
+        let value = canonical(dir, words, &self.get(dir.name))?;
+        if dir.name == "save" && !value.is_empty() {
+            return Err(ConfigError::NotAvailable(RDB));
+        }
         Ok(dir)
+    }
+
+    /// The save points a configuration asks for and the feature they need,
+    /// if it asks for any: Keel does not take RDB snapshots yet.
+    pub fn refused_save(&self) -> Option<(String, &'static str)> {
+        let points = self.get("save");
+        (!points.is_empty()).then_some((points, RDB))
     }
 
     /// Recorded no-op directives set to something other than their default,

@@ -63,6 +63,8 @@ pub struct Loader<'c> {
     /// Redis adds `save` lines up until an `include` has been read; from then
     /// on each `save` line replaces the points before it.
     after_include: bool,
+    /// Where the last `save` line stood, to name it if points are refused.
+    last_save: Option<Origin>,
     errors: Vec<StartupError>,
 }
 
@@ -71,6 +73,7 @@ impl<'c> Loader<'c> {
         Loader {
             config,
             after_include: false,
+            last_save: None,
             errors: Vec::new(),
         }
     }
@@ -80,8 +83,22 @@ impl<'c> Loader<'c> {
         self.apply_text(file, text, 0);
     }
 
-    /// Every error found, in the order of the lines.
-    pub fn finish(self) -> Result<(), Vec<StartupError>> {
+    /// Every error found, in the order of the lines, and last a refusal of
+    /// the save points the lines added up to, which need RDB snapshots.
+    pub fn finish(mut self) -> Result<(), Vec<StartupError>> {
+        if let Some((points, feature)) = self.config.refused_save() {
+            let origin = self.last_save.take().unwrap_or(Origin {
+                file: "(command line)".into(),
+                line: 0,
+                text: "save".into(),
+            });
+            self.errors.push(StartupError {
+                origin,
+                message: format!(
+                    "the save lines ask for snapshots at '{points}', which need {feature}, not available in this build of Keel; use save \"\" until then"
+                ),
+            });
+        }
         if self.errors.is_empty() {
             Ok(())
         } else {
@@ -121,6 +138,13 @@ impl<'c> Loader<'c> {
                     self.errors.push(fail(e));
                 }
                 continue;
+            }
+            if name.eq_ignore_ascii_case("save") {
+                self.last_save = Some(Origin {
+                    file: file.to_string(),
+                    line: i + 1,
+                    text: line.to_string(),
+                });
             }
             if let Err(e) = self.config.apply_line(name, &values, !self.after_include) {
                 self.errors.push(fail(match e {
@@ -312,7 +336,7 @@ mod tests {
         let e = apply(&c, "outer.conf", &text).err().unwrap();
         assert_eq!(
             e.len(),
-            2,
+            3,
             "{:?}",
             e.iter().map(|e| e.to_string()).collect::<Vec<_>>()
         );
@@ -326,14 +350,36 @@ mod tests {
             "{}",
             e[1].message
         );
-        // The include's points add up with the file's; after it, a line replaces.
+        // The include's points add up with the file's; after it, a line
+        // replaces. Save points need snapshots: the last save line is refused,
+        // naming what the lines added up to.
         assert_eq!(c.get("save"), "60 10000");
+        assert_eq!(
+            (e[2].origin.file.as_str(), e[2].origin.line),
+            ("outer.conf", 3)
+        );
+        assert_eq!(
+            e[2].message,
+            "the save lines ask for snapshots at '60 10000', which need persistence \
+             (RDB snapshots), not available in this build of Keel; use save \"\" until then"
+        );
         assert_eq!(
             c.get("client-output-buffer-limit"),
             keel_engine::config::COBL_DEFAULT
         );
-        assert!(apply(&c, "k", "save \"\"\nsave 10 1\n").is_ok());
+        assert!(apply(&c, "k", "save \"\"\nsave 10 1\n").is_err());
         assert_eq!(c.get("save"), "10 1");
+        let c = Config::default();
+        assert!(apply(&c, "k", "save 10 1\nsave \"\"\n").is_ok());
+        assert_eq!(c.get("save"), "");
+        let e = apply(&c, "k", "save 3600 1\nsave 300 100\n").err().unwrap();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].origin.line, 2);
+        assert!(
+            e[0].message.contains("'3600 1 300 100'"),
+            "{}",
+            e[0].message
+        );
         // After an include, each save line replaces the points before it (Redis 7.0).
         let c = Config::default();
         let text = format!("save 3600 1\ninclude {inner}\nsave 10 1\nsave 20 2\n");
