@@ -458,16 +458,9 @@ impl Engine {
                         outcome: Outcome::Pending,
                     });
                     let (reply, ready) = self.execute_once(&mut stand_in, argv, &mut tick);
-                    for k in ready {
-                        if !work.contains(&k) {
-                            work.push_back(k);
-                        }
-                    }
-                    match stand_in.serving.take().map(|s| s.outcome) {
-                        Some(Outcome::Claimed(w)) => w.slot.complete(reply),
-                        Some(Outcome::Gone | Outcome::WrongType) => {}
-                        // The key is empty: later waiters would find it empty too.
-                        Some(Outcome::Empty | Outcome::Pending) | None => break,
+                    queue_ready(&mut work, ready);
+                    if !settle(&mut stand_in, reply) {
+                        break;
                     }
                 }
             }
@@ -592,16 +585,9 @@ impl Engine {
                     ctx.hits = 0;
                     ctx.misses = 0;
                     std::mem::swap(ctx.session, &mut stand_in);
-                    for k in ctx.ready.drain(..) {
-                        if !work.contains(&k) {
-                            work.push_back(k);
-                        }
-                    }
-                    match stand_in.serving.take().map(|s| s.outcome) {
-                        Some(Outcome::Claimed(w)) => w.slot.complete(reply),
-                        Some(Outcome::Gone | Outcome::WrongType) => {}
-                        // The key is empty: later waiters would find it empty too.
-                        Some(Outcome::Empty | Outcome::Pending) | None => break,
+                    queue_ready(&mut work, ctx.ready.drain(..));
+                    if !settle(&mut stand_in, reply) {
+                        break;
                     }
                 }
             }
@@ -741,6 +727,29 @@ fn claimed(engine: &Engine, id: u64) -> Outcome {
         .blocking
         .claim(id)
         .map_or(Outcome::Gone, Outcome::Claimed)
+}
+
+/// Add the keys a served command made ready to the keys still to serve, once each.
+fn queue_ready(work: &mut VecDeque<Bytes>, ready: impl IntoIterator<Item = Bytes>) {
+    for k in ready {
+        if !work.contains(&k) {
+            work.push_back(k);
+        }
+    }
+}
+
+/// Hand a served waiter its reply. Returns whether later waiters on the same
+/// key may still be served: not once the key is found empty.
+fn settle(stand_in: &mut Session, reply: Frame) -> bool {
+    match stand_in.serving.take().map(|s| s.outcome) {
+        Some(Outcome::Claimed(w)) => {
+            w.slot.complete(reply);
+            true
+        }
+        Some(Outcome::Gone | Outcome::WrongType) => true,
+        // The key is empty: later waiters would find it empty too.
+        Some(Outcome::Empty | Outcome::Pending) | None => false,
+    }
 }
 
 #[cfg(test)]

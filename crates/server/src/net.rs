@@ -677,29 +677,20 @@ async fn connection_loop(
             match step {
                 Step::Close => return Ok(()),
                 Step::Continue => break,
-                Step::Blocked => {
-                    let Some(reply) = wait_blocked(engine, session, stream, &mut rbuf, wake).await
-                    else {
-                        return Ok(());
-                    };
-                    send_reply(session, session.reply_flags, &reply, &mut wbuf);
-                    // The commands that came after the blocking one, and any
-                    // that arrived while it waited, run now.
-                    step = process(
-                        engine,
-                        session,
-                        &mut rbuf,
-                        &mut wbuf,
-                        &mut progress,
-                        &mut pending,
-                        true,
-                    );
-                }
-                Step::Paused => {
-                    if !wait_unpaused(engine, session, stream, &mut rbuf, wake).await {
+                Step::Blocked | Step::Paused => {
+                    if matches!(step, Step::Blocked) {
+                        let Some(reply) =
+                            wait_blocked(engine, session, stream, &mut rbuf, wake).await
+                        else {
+                            return Ok(());
+                        };
+                        send_reply(session, session.reply_flags, &reply, &mut wbuf);
+                    } else if !wait_unpaused(engine, session, stream, &mut rbuf, wake).await {
                         return Ok(());
                     }
-                    // The held command runs again, then what followed it.
+                    // A command CLIENT PAUSE held runs now; then the commands
+                    // that came after the blocking or held one, and any that
+                    // arrived while it waited.
                     step = process(
                         engine,
                         session,
