@@ -1,0 +1,9 @@
+//! Keel's persistence file formats.
+//!
+//! This crate only turns bytes into owned values (and, for the building blocks, back): the RDB
+//! snapshot reader, Redis's CRC-64 and LZF. It opens no sockets and knows nothing of the engine;
+//! the engine will build store values from what [`rdb::RdbReader`] yields.
+
+pub mod crc64;
+pub mod lzf;
+pub mod rdb;
