@@ -1,1 +1,72 @@
-//! RDB.
+//! RDB snapshots: the owned model a reader yields, and the reader itself.
+//!
+//! The byte layout is described in `crates/persist/RDB.md`.
+
+mod read;
+
+pub use read::{read_all, RdbReader};
+
+use thiserror::Error;
+
+/// Name/value byte-string pairs: hash fields, AUX fields.
+pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// One value as the snapshot holds it, whatever encoding it was stored in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RdbValue {
+    String(Vec<u8>),
+    /// Elements in list order.
+    List(Vec<Vec<u8>>),
+    /// Members in file order.
+    Set(Vec<Vec<u8>>),
+    /// Field/value pairs in file order.
+    Hash(Pairs),
+    /// Member/score pairs in rank order (by score, then member bytes), whatever the file order.
+    ZSet(Vec<(Vec<u8>, f64)>),
+    /// A module value, kept as the bytes that follow its 64-bit module id (up to and including
+    /// its end-of-value opcode).
+    Module {
+        id: u64,
+        raw: Vec<u8>,
+    },
+}
+
+/// One key of a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RdbEntry {
+    pub db: u64,
+    pub key: Vec<u8>,
+    /// Absolute expiry, Unix milliseconds.
+    pub expire_at_ms: Option<i64>,
+    pub value: RdbValue,
+}
+
+/// What went wrong, without where.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RdbErrorKind {
+    #[error("not an RDB file (bad magic)")]
+    BadMagic,
+    #[error("unsupported RDB version {0}")]
+    BadVersion(u32),
+    #[error("unexpected end of input")]
+    Truncated,
+    #[error("unknown value type or opcode {0}")]
+    UnknownType(u8),
+    #[error("unsupported value type {0}")]
+    Unsupported(u8),
+    #[error("invalid encoding: {0}")]
+    Invalid(&'static str),
+    #[error("{0}")]
+    Lzf(#[from] crate::lzf::LzfError),
+    #[error("checksum mismatch: file says {expected:#018x}, content gives {actual:#018x}")]
+    Checksum { expected: u64, actual: u64 },
+}
+
+/// A reading error and the byte offset in the file where it was found. Errors inside an
+/// LZF-compressed blob name the offset where that blob starts.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{kind} at byte offset {offset}")]
+pub struct RdbError {
+    pub offset: usize,
+    pub kind: RdbErrorKind,
+}

@@ -1,0 +1,696 @@
+//! Reading RDB files, versions 1 to 11 as far as the core types go (Redis 7.0 writes 10).
+
+use super::{Pairs, RdbEntry, RdbError, RdbErrorKind, RdbValue};
+use crate::{crc64, lzf};
+
+const OP_FUNCTION2: u8 = 0xf5;
+const OP_MODULE_AUX: u8 = 0xf7;
+const OP_IDLE: u8 = 0xf8;
+const OP_FREQ: u8 = 0xf9;
+const OP_AUX: u8 = 0xfa;
+const OP_RESIZEDB: u8 = 0xfb;
+const OP_EXPIRETIME_MS: u8 = 0xfc;
+const OP_EXPIRETIME: u8 = 0xfd;
+const OP_SELECTDB: u8 = 0xfe;
+const OP_EOF: u8 = 0xff;
+
+const T_STRING: u8 = 0;
+const T_LIST: u8 = 1;
+const T_SET: u8 = 2;
+const T_ZSET: u8 = 3;
+const T_HASH: u8 = 4;
+const T_ZSET_2: u8 = 5;
+const T_MODULE_2: u8 = 7;
+const T_HASH_ZIPMAP: u8 = 9;
+const T_LIST_ZIPLIST: u8 = 10;
+const T_SET_INTSET: u8 = 11;
+const T_ZSET_ZIPLIST: u8 = 12;
+const T_HASH_ZIPLIST: u8 = 13;
+const T_LIST_QUICKLIST: u8 = 14;
+const T_STREAM_LISTPACKS: u8 = 15;
+const T_HASH_LISTPACK: u8 = 16;
+const T_ZSET_LISTPACK: u8 = 17;
+const T_LIST_QUICKLIST_2: u8 = 18;
+const T_STREAM_LISTPACKS_2: u8 = 19;
+const T_SET_LISTPACK: u8 = 20;
+const T_STREAM_LISTPACKS_3: u8 = 21;
+
+const MAX_VERSION: u32 = 11;
+
+/// A bounds-checked reader over a byte slice. `base` is the file offset of `buf[0]`; `exact` is
+/// false inside decompressed blobs, whose errors then name the blob's own offset.
+struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+    exact: bool,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(buf: &'a [u8], base: usize, exact: bool) -> Self {
+        Cursor {
+            buf,
+            pos: 0,
+            base,
+            exact,
+        }
+    }
+
+    fn offset(&self) -> usize {
+        if self.exact {
+            self.base + self.pos
+        } else {
+            self.base
+        }
+    }
+
+    fn err_at(&self, at: usize, kind: RdbErrorKind) -> RdbError {
+        RdbError {
+            offset: if self.exact {
+                self.base + at
+            } else {
+                self.base
+            },
+            kind,
+        }
+    }
+
+    fn err(&self, kind: RdbErrorKind) -> RdbError {
+        self.err_at(self.pos, kind)
+    }
+
+    fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], RdbError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .ok_or_else(|| self.err(RdbErrorKind::Truncated))?;
+        let s = self
+            .buf
+            .get(self.pos..end)
+            .ok_or_else(|| self.err(RdbErrorKind::Truncated))?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], RdbError> {
+        let s = self.take(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, RdbError> {
+        Ok(self.array::<1>()?[0])
+    }
+}
+
+/// A length as RDB encodes it, or a special string encoding.
+enum Len {
+    Plain(u64),
+    Special(u8),
+}
+
+fn read_len_or_special(c: &mut Cursor<'_>) -> Result<Len, RdbError> {
+    let at = c.pos;
+    let first = c.u8()?;
+    match first >> 6 {
+        0 => Ok(Len::Plain(u64::from(first & 0x3f))),
+        1 => Ok(Len::Plain(
+            u64::from(first & 0x3f) << 8 | u64::from(c.u8()?),
+        )),
+        2 => match first {
+            0x80 => Ok(Len::Plain(u64::from(u32::from_be_bytes(c.array()?)))),
+            0x81 => Ok(Len::Plain(u64::from_be_bytes(c.array()?))),
+            _ => Err(c.err_at(at, RdbErrorKind::Invalid("length prefix"))),
+        },
+        _ => Ok(Len::Special(first & 0x3f)),
+    }
+}
+
+fn read_len(c: &mut Cursor<'_>) -> Result<u64, RdbError> {
+    let at = c.pos;
+    match read_len_or_special(c)? {
+        Len::Plain(n) => Ok(n),
+        Len::Special(_) => Err(c.err_at(
+            at,
+            RdbErrorKind::Invalid("string encoding where a length belongs"),
+        )),
+    }
+}
+
+/// A length used as a count of elements or bytes still to come in this cursor.
+fn read_count(c: &mut Cursor<'_>) -> Result<usize, RdbError> {
+    let at = c.pos;
+    let n = read_len(c)?;
+    usize::try_from(n).map_err(|_| c.err_at(at, RdbErrorKind::Truncated))
+}
+
+/// Capacity for `n` claimed items, each taking at least one byte: never more than the input holds.
+fn cap(c: &Cursor<'_>, n: usize) -> usize {
+    n.min(c.remaining())
+}
+
+fn read_string(c: &mut Cursor<'_>) -> Result<Vec<u8>, RdbError> {
+    read_string_at(c).map(|(s, _)| s)
+}
+
+/// Reads a string; also says whether its bytes lie in the file verbatim (not compressed), so
+/// nested structures inside it can report exact offsets.
+fn read_string_at(c: &mut Cursor<'_>) -> Result<(Vec<u8>, bool), RdbError> {
+    let at = c.pos;
+    match read_len_or_special(c)? {
+        Len::Plain(n) => {
+            let n = usize::try_from(n).map_err(|_| c.err_at(at, RdbErrorKind::Truncated))?;
+            Ok((c.take(n)?.to_vec(), true))
+        }
+        Len::Special(0) => Ok((i64::from(c.u8()? as i8).to_string().into_bytes(), false)),
+        Len::Special(1) => Ok((
+            i64::from(i16::from_le_bytes(c.array()?))
+                .to_string()
+                .into_bytes(),
+            false,
+        )),
+        Len::Special(2) => Ok((
+            i64::from(i32::from_le_bytes(c.array()?))
+                .to_string()
+                .into_bytes(),
+            false,
+        )),
+        Len::Special(3) => {
+            let clen = read_count(c)?;
+            let ulen = read_count(c)?;
+            let data = c.take(clen)?;
+            let out = lzf::decompress(data, ulen).map_err(|e| c.err_at(at, e.into()))?;
+            Ok((out, false))
+        }
+        Len::Special(_) => Err(c.err_at(at, RdbErrorKind::Invalid("string encoding"))),
+    }
+}
+
+/// Reads a string holding a nested structure, returning a cursor over it.
+fn blob<'b>(c: &mut Cursor<'_>, store: &'b mut Vec<u8>) -> Result<Cursor<'b>, RdbError> {
+    let at = c.pos;
+    let (s, verbatim) = read_string_at(c)?;
+    *store = s;
+    if verbatim && c.exact {
+        // Verbatim: the blob's bytes end where the cursor now stands.
+        let start = c.offset().saturating_sub(store.len());
+        Ok(Cursor::new(store, start, true))
+    } else {
+        Ok(Cursor::new(
+            store,
+            c.err_at(at, RdbErrorKind::Truncated).offset,
+            false,
+        ))
+    }
+}
+
+fn read_double_str(c: &mut Cursor<'_>) -> Result<f64, RdbError> {
+    let at = c.pos;
+    match c.u8()? {
+        253 => Ok(f64::NAN),
+        254 => Ok(f64::INFINITY),
+        255 => Ok(f64::NEG_INFINITY),
+        n => {
+            let s = c.take(usize::from(n))?;
+            parse_f64(s).ok_or_else(|| c.err_at(at, RdbErrorKind::Invalid("score")))
+        }
+    }
+}
+
+fn parse_f64(s: &[u8]) -> Option<f64> {
+    std::str::from_utf8(s).ok()?.parse::<f64>().ok()
+}
+
+/// Listpack: u32 total bytes, u16 count, entries (encoding, data, back-length), 0xff.
+fn listpack(mut c: Cursor<'_>) -> Result<Vec<Vec<u8>>, RdbError> {
+    let total = u32::from_le_bytes(c.array()?) as usize;
+    if total != c.buf.len() {
+        return Err(c.err_at(0, RdbErrorKind::Invalid("listpack size")));
+    }
+    let _count = c.array::<2>()?;
+    let mut out = Vec::new();
+    loop {
+        let at = c.pos;
+        let b = c.u8()?;
+        if b == 0xff {
+            break;
+        }
+        let item: Vec<u8> = if b & 0x80 == 0 {
+            (b & 0x7f).to_string().into_bytes()
+        } else if b & 0xc0 == 0x80 {
+            c.take(usize::from(b & 0x3f))?.to_vec()
+        } else if b & 0xe0 == 0xc0 {
+            let raw = (u16::from(b & 0x1f) << 8) | u16::from(c.u8()?);
+            // 13-bit two's complement.
+            let v = i64::from(raw) - if raw & 0x1000 != 0 { 1 << 13 } else { 0 };
+            v.to_string().into_bytes()
+        } else if b & 0xf0 == 0xe0 {
+            let n = (usize::from(b & 0x0f) << 8) | usize::from(c.u8()?);
+            c.take(n)?.to_vec()
+        } else {
+            match b {
+                0xf0 => {
+                    let n = u32::from_le_bytes(c.array()?) as usize;
+                    c.take(n)?.to_vec()
+                }
+                0xf1 => i16::from_le_bytes(c.array()?).to_string().into_bytes(),
+                0xf2 => {
+                    let [x, y, z] = c.array::<3>()?;
+                    (i32::from_le_bytes([0, x, y, z]) >> 8)
+                        .to_string()
+                        .into_bytes()
+                }
+                0xf3 => i32::from_le_bytes(c.array()?).to_string().into_bytes(),
+                0xf4 => i64::from_le_bytes(c.array()?).to_string().into_bytes(),
+                _ => return Err(c.err_at(at, RdbErrorKind::Invalid("listpack entry encoding"))),
+            }
+        };
+        let size = c.pos - at;
+        let back = match size {
+            0..=127 => 1,
+            128..=16_382 => 2,
+            16_383..=2_097_150 => 3,
+            2_097_151..=268_435_454 => 4,
+            _ => 5,
+        };
+        c.take(back)?;
+        out.push(item);
+    }
+    if c.remaining() != 0 {
+        return Err(c.err(RdbErrorKind::Invalid("bytes after listpack end")));
+    }
+    Ok(out)
+}
+
+/// Ziplist: u32 bytes, u32 tail offset, u16 count, entries (prevlen, encoding, data), 0xff.
+fn ziplist(mut c: Cursor<'_>) -> Result<Vec<Vec<u8>>, RdbError> {
+    let total = u32::from_le_bytes(c.array()?) as usize;
+    if total != c.buf.len() {
+        return Err(c.err_at(0, RdbErrorKind::Invalid("ziplist size")));
+    }
+    let _tail = c.array::<4>()?;
+    let _count = c.array::<2>()?;
+    let mut out = Vec::new();
+    loop {
+        let at = c.pos;
+        let p = c.u8()?;
+        if p == 0xff {
+            break;
+        }
+        if p == 0xfe {
+            c.take(4)?;
+        }
+        let at_enc = c.pos;
+        let e = c.u8()?;
+        let item = match e >> 6 {
+            0 => c.take(usize::from(e & 0x3f))?.to_vec(),
+            1 => {
+                let n = (usize::from(e & 0x3f) << 8) | usize::from(c.u8()?);
+                c.take(n)?.to_vec()
+            }
+            2 => {
+                let n = u32::from_be_bytes(c.array()?) as usize;
+                c.take(n)?.to_vec()
+            }
+            _ => match e {
+                0xc0 => i16::from_le_bytes(c.array()?).to_string().into_bytes(),
+                0xd0 => i32::from_le_bytes(c.array()?).to_string().into_bytes(),
+                0xe0 => i64::from_le_bytes(c.array()?).to_string().into_bytes(),
+                0xf0 => {
+                    let [x, y, z] = c.array::<3>()?;
+                    (i32::from_le_bytes([0, x, y, z]) >> 8)
+                        .to_string()
+                        .into_bytes()
+                }
+                0xfe => (c.u8()? as i8).to_string().into_bytes(),
+                0xf1..=0xfd => ((e & 0x0f) - 1).to_string().into_bytes(),
+                _ => return Err(c.err_at(at_enc, RdbErrorKind::Invalid("ziplist entry encoding"))),
+            },
+        };
+        let _ = at;
+        out.push(item);
+    }
+    if c.remaining() != 0 {
+        return Err(c.err(RdbErrorKind::Invalid("bytes after ziplist end")));
+    }
+    Ok(out)
+}
+
+/// Intset: u32 width (2, 4 or 8), u32 count, then the members little-endian.
+fn intset(mut c: Cursor<'_>) -> Result<Vec<Vec<u8>>, RdbError> {
+    let at = c.pos;
+    let width = u32::from_le_bytes(c.array()?) as usize;
+    let n = u32::from_le_bytes(c.array()?) as usize;
+    if !matches!(width, 2 | 4 | 8) {
+        return Err(c.err_at(at, RdbErrorKind::Invalid("intset width")));
+    }
+    if n.checked_mul(width) != Some(c.remaining()) {
+        return Err(c.err_at(at, RdbErrorKind::Invalid("intset size")));
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let v = match width {
+            2 => i64::from(i16::from_le_bytes(c.array()?)),
+            4 => i64::from(i32::from_le_bytes(c.array()?)),
+            _ => i64::from_le_bytes(c.array()?),
+        };
+        out.push(v.to_string().into_bytes());
+    }
+    Ok(out)
+}
+
+/// Zipmap (hashes before RDB 4): u8 count, then (len, key, len, free, value, free bytes)..., 0xff.
+fn zipmap(mut c: Cursor<'_>) -> Result<Pairs, RdbError> {
+    fn zlen(c: &mut Cursor<'_>) -> Result<Option<usize>, RdbError> {
+        match c.u8()? {
+            0xff => Ok(None),
+            0xfe => Ok(Some(u32::from_le_bytes(c.array()?) as usize)),
+            n => Ok(Some(usize::from(n))),
+        }
+    }
+    let _count = c.u8()?;
+    let mut out = Vec::new();
+    while let Some(klen) = zlen(&mut c)? {
+        let key = c.take(klen)?.to_vec();
+        let vlen = zlen(&mut c)?.ok_or_else(|| c.err(RdbErrorKind::Invalid("zipmap value")))?;
+        let free = usize::from(c.u8()?);
+        let value = c.take(vlen)?.to_vec();
+        c.take(free)?;
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+fn pairs(c: &Cursor<'_>, items: Vec<Vec<u8>>) -> Result<Pairs, RdbError> {
+    if items.len() & 1 == 1 {
+        return Err(c.err(RdbErrorKind::Invalid(
+            "odd number of entries in a map encoding",
+        )));
+    }
+    let mut out = Vec::with_capacity(items.len() / 2);
+    let mut it = items.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+fn scored(c: &Cursor<'_>, at: usize, items: Vec<Vec<u8>>) -> Result<Vec<(Vec<u8>, f64)>, RdbError> {
+    pairs(c, items)?
+        .into_iter()
+        .map(|(m, s)| {
+            parse_f64(&s)
+                .map(|f| (m, f))
+                .ok_or_else(|| c.err_at(at, RdbErrorKind::Invalid("score")))
+        })
+        .collect()
+}
+
+/// Sorts members by score, then by member bytes: the order a sorted set ranks them in. Skiplist
+/// encodings are written from the highest rank down, and old files in hash-table order.
+fn rank_order(mut v: Vec<(Vec<u8>, f64)>) -> Vec<(Vec<u8>, f64)> {
+    v.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// Module value: a sequence of (opcode, datum) ending with opcode 0.
+fn skip_module_value(c: &mut Cursor<'_>) -> Result<(), RdbError> {
+    loop {
+        let at = c.pos;
+        match read_len(c)? {
+            0 => return Ok(()),
+            1 | 2 => {
+                read_len(c)?;
+            }
+            3 => {
+                c.take(4)?;
+            }
+            4 => {
+                c.take(8)?;
+            }
+            5 => {
+                read_string(c)?;
+            }
+            _ => return Err(c.err_at(at, RdbErrorKind::Invalid("module opcode"))),
+        }
+    }
+}
+
+fn read_value(c: &mut Cursor<'_>, ty: u8, ty_at: usize) -> Result<RdbValue, RdbError> {
+    let mut store = Vec::new();
+    Ok(match ty {
+        T_STRING => RdbValue::String(read_string(c)?),
+        T_LIST | T_SET => {
+            let n = read_count(c)?;
+            let mut v = Vec::with_capacity(cap(c, n));
+            for _ in 0..n {
+                v.push(read_string(c)?);
+            }
+            if ty == T_LIST {
+                RdbValue::List(v)
+            } else {
+                RdbValue::Set(v)
+            }
+        }
+        T_ZSET | T_ZSET_2 => {
+            let n = read_count(c)?;
+            let mut v = Vec::with_capacity(cap(c, n));
+            for _ in 0..n {
+                let m = read_string(c)?;
+                let s = if ty == T_ZSET_2 {
+                    f64::from_le_bytes(c.array()?)
+                } else {
+                    read_double_str(c)?
+                };
+                v.push((m, s));
+            }
+            RdbValue::ZSet(rank_order(v))
+        }
+        T_HASH => {
+            let n = read_count(c)?;
+            let mut v = Vec::with_capacity(cap(c, n));
+            for _ in 0..n {
+                let f = read_string(c)?;
+                v.push((f, read_string(c)?));
+            }
+            RdbValue::Hash(v)
+        }
+        T_LIST_QUICKLIST_2 => {
+            let n = read_count(c)?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let at = c.pos;
+                match read_len(c)? {
+                    1 => v.push(read_string(c)?),
+                    2 => v.extend(listpack(blob(c, &mut store)?)?),
+                    _ => {
+                        return Err(c.err_at(at, RdbErrorKind::Invalid("quicklist node container")))
+                    }
+                }
+            }
+            RdbValue::List(v)
+        }
+        T_LIST_QUICKLIST => {
+            let n = read_count(c)?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                v.extend(ziplist(blob(c, &mut store)?)?);
+            }
+            RdbValue::List(v)
+        }
+        T_LIST_ZIPLIST => RdbValue::List(ziplist(blob(c, &mut store)?)?),
+        T_SET_INTSET => RdbValue::Set(intset(blob(c, &mut store)?)?),
+        T_SET_LISTPACK => RdbValue::Set(listpack(blob(c, &mut store)?)?),
+        T_HASH_LISTPACK | T_HASH_ZIPLIST => {
+            let b = blob(c, &mut store)?;
+            let items = if ty == T_HASH_LISTPACK {
+                listpack(b)?
+            } else {
+                ziplist(b)?
+            };
+            RdbValue::Hash(pairs(c, items)?)
+        }
+        T_HASH_ZIPMAP => RdbValue::Hash(zipmap(blob(c, &mut store)?)?),
+        T_ZSET_LISTPACK | T_ZSET_ZIPLIST => {
+            let at = c.pos;
+            let b = blob(c, &mut store)?;
+            let items = if ty == T_ZSET_LISTPACK {
+                listpack(b)?
+            } else {
+                ziplist(b)?
+            };
+            RdbValue::ZSet(rank_order(scored(c, at, items)?))
+        }
+        T_MODULE_2 => {
+            let id = read_len(c)?;
+            let start = c.pos;
+            skip_module_value(c)?;
+            RdbValue::Module {
+                id,
+                raw: c.buf.get(start..c.pos).unwrap_or_default().to_vec(),
+            }
+        }
+        T_STREAM_LISTPACKS | T_STREAM_LISTPACKS_2 | T_STREAM_LISTPACKS_3 | 6 => {
+            return Err(c.err_at(ty_at, RdbErrorKind::Unsupported(ty)))
+        }
+        _ => return Err(c.err_at(ty_at, RdbErrorKind::UnknownType(ty))),
+    })
+}
+
+/// Reads an RDB file key by key. Create it with [`RdbReader::new`] (which checks the header),
+/// then call [`RdbReader::next_entry`] until it returns `Ok(None)` (end of file, checksum
+/// verified when the file carries one) or an error.
+pub struct RdbReader<'a> {
+    c: Cursor<'a>,
+    version: u32,
+    db: u64,
+    aux: Pairs,
+    done: bool,
+}
+
+impl std::fmt::Debug for RdbReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RdbReader")
+            .field("version", &self.version)
+            .field("offset", &self.c.pos)
+            .finish()
+    }
+}
+
+impl<'a> RdbReader<'a> {
+    /// Checks the `REDIS` magic and the four-digit version.
+    pub fn new(data: &'a [u8]) -> Result<Self, RdbError> {
+        let mut c = Cursor::new(data, 0, true);
+        let magic = c.take(5).map_err(|_| RdbError {
+            offset: 0,
+            kind: RdbErrorKind::BadMagic,
+        })?;
+        if magic != b"REDIS" {
+            return Err(RdbError {
+                offset: 0,
+                kind: RdbErrorKind::BadMagic,
+            });
+        }
+        let digits = c.take(4)?;
+        let version = std::str::from_utf8(digits)
+            .ok()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|s| s.parse::<u32>().ok())
+            .ok_or(RdbError {
+                offset: 5,
+                kind: RdbErrorKind::Invalid("version digits"),
+            })?;
+        if version == 0 || version > MAX_VERSION {
+            return Err(RdbError {
+                offset: 5,
+                kind: RdbErrorKind::BadVersion(version),
+            });
+        }
+        Ok(RdbReader {
+            c,
+            version,
+            db: 0,
+            aux: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// The file's format version.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// AUX fields (name, value) met so far, in file order.
+    pub fn aux(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        &self.aux
+    }
+
+    /// The next key, or `None` at the end of the file.
+    pub fn next_entry(&mut self) -> Result<Option<RdbEntry>, RdbError> {
+        if self.done {
+            return Ok(None);
+        }
+        let c = &mut self.c;
+        let mut expire_at_ms = None;
+        loop {
+            let at = c.pos;
+            let op = c.u8()?;
+            match op {
+                OP_AUX => {
+                    let k = read_string(c)?;
+                    let v = read_string(c)?;
+                    self.aux.push((k, v));
+                }
+                OP_SELECTDB => self.db = read_len(c)?,
+                OP_RESIZEDB => {
+                    read_len(c)?;
+                    read_len(c)?;
+                }
+                OP_EXPIRETIME_MS => expire_at_ms = Some(i64::from_le_bytes(c.array()?)),
+                OP_EXPIRETIME => {
+                    expire_at_ms = Some(i64::from(i32::from_le_bytes(c.array()?)) * 1000)
+                }
+                OP_FREQ => {
+                    c.u8()?;
+                }
+                OP_IDLE => {
+                    read_len(c)?;
+                }
+                OP_FUNCTION2 => {
+                    read_string(c)?;
+                }
+                OP_MODULE_AUX => {
+                    read_len(c)?;
+                    read_len(c)?;
+                    read_len(c)?;
+                    skip_module_value(c)?;
+                }
+                OP_EOF => {
+                    self.done = true;
+                    if self.version >= 5 {
+                        let body_end = c.pos;
+                        let expected = u64::from_le_bytes(c.array()?);
+                        if expected != 0 {
+                            let actual = crc64::crc64(c.buf.get(..body_end).unwrap_or_default());
+                            if actual != expected {
+                                return Err(RdbError {
+                                    offset: body_end,
+                                    kind: RdbErrorKind::Checksum { expected, actual },
+                                });
+                            }
+                        }
+                    }
+                    if c.remaining() != 0 {
+                        return Err(c.err(RdbErrorKind::Invalid("bytes after the end of the file")));
+                    }
+                    return Ok(None);
+                }
+                ty => {
+                    let _ = at;
+                    let key = read_string(c)?;
+                    let value = read_value(c, ty, at)?;
+                    return Ok(Some(RdbEntry {
+                        db: self.db,
+                        key,
+                        expire_at_ms,
+                        value,
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Reads a whole file, handing each key to `f`. Returns the AUX fields.
+pub fn read_all(data: &[u8], mut f: impl FnMut(RdbEntry)) -> Result<Pairs, RdbError> {
+    let mut r = RdbReader::new(data)?;
+    while let Some(e) = r.next_entry()? {
+        f(e);
+    }
+    Ok(r.aux)
+}

@@ -1,0 +1,172 @@
+//! Reads the RDB file Redis 7.0.15 wrote (every core encoding) and checks every key against the
+//! JSON listing written alongside it; then damages the file and checks that reading never panics
+//! and always fails with an offset or a checksum error.
+
+use keel_persist::rdb::{read_all, RdbEntry, RdbErrorKind, RdbValue};
+use serde_json::Value;
+
+const RDB: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/reference/files/redis-7.0.15-core.rdb"
+);
+const JSON: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/reference/files/redis-7.0.15-core.json"
+);
+
+/// Reads a reference file from `shared/` beside the checkout, or from `$KEEL_SHARED_DIR` when a
+/// checkout lives elsewhere.
+fn load(path: &str) -> Option<Vec<u8>> {
+    let fallback = std::env::var_os("KEEL_SHARED_DIR").and_then(|dir| {
+        let name = std::path::Path::new(path).file_name()?.to_owned();
+        std::fs::read(
+            std::path::Path::new(&dir)
+                .join("reference/files")
+                .join(name),
+        )
+        .ok()
+    });
+    match std::fs::read(path).or_else(|e| fallback.ok_or(e)) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("SKIPPED: reference file {path} is not available ({e})");
+            None
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn str_of(v: &Value) -> String {
+    v.as_str().expect("hex string").to_string()
+}
+
+fn check(entry: &RdbEntry, want: &Value) {
+    let name = format!("{}/{}", entry.db, String::from_utf8_lossy(&entry.key));
+    assert_eq!(
+        entry.expire_at_ms,
+        want["expire_at_ms"].as_i64(),
+        "expiry of {name}"
+    );
+    let wv = &want["value_hex"];
+    let ty = want["type"].as_str().expect("type");
+    match (&entry.value, ty) {
+        (RdbValue::String(s), "string") => assert_eq!(hex(s), str_of(wv), "{name}"),
+        (RdbValue::List(l), "list") => {
+            let got: Vec<String> = l.iter().map(|x| hex(x)).collect();
+            let want: Vec<String> = wv.as_array().expect("list").iter().map(str_of).collect();
+            assert_eq!(got, want, "{name}");
+        }
+        (RdbValue::Set(s), "set") => {
+            let mut got: Vec<Vec<u8>> = s.clone();
+            got.sort();
+            let got: Vec<String> = got.iter().map(|x| hex(x)).collect();
+            let want: Vec<String> = wv.as_array().expect("set").iter().map(str_of).collect();
+            assert_eq!(got, want, "{name}");
+        }
+        (RdbValue::Hash(h), "hash") => {
+            let mut got = h.clone();
+            got.sort();
+            let got: Vec<(String, String)> = got.iter().map(|(f, v)| (hex(f), hex(v))).collect();
+            let want: Vec<(String, String)> = wv
+                .as_array()
+                .expect("hash")
+                .iter()
+                .map(|p| (str_of(&p[0]), str_of(&p[1])))
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+        (RdbValue::ZSet(z), "zset") => {
+            let want = wv.as_array().expect("zset");
+            assert_eq!(z.len(), want.len(), "{name}");
+            for ((m, s), w) in z.iter().zip(want) {
+                assert_eq!(hex(m), str_of(&w[0]), "{name}");
+                let ws = match &w[1] {
+                    Value::String(t) => t.parse::<f64>().expect("score"),
+                    n => n.as_f64().expect("score"),
+                };
+                assert!(
+                    *s == ws || (s.is_nan() && ws.is_nan()),
+                    "{name}: {s} != {ws}"
+                );
+            }
+        }
+        (v, t) => panic!("{name}: read {v:?}, listing says {t}"),
+    }
+}
+
+#[test]
+fn every_key_of_redis_7_0_15_core_rdb() {
+    let (Some(rdb), Some(json)) = (load(RDB), load(JSON)) else {
+        return;
+    };
+    let listing: Value = serde_json::from_slice(&json).expect("json");
+    let keys = listing["keys"].as_object().expect("keys");
+    let mut seen = std::collections::HashSet::new();
+    let aux = read_all(&rdb, |e| {
+        let name = format!("{}/{}", e.db, String::from_utf8_lossy(&e.key));
+        let want = keys
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} is not in the listing"));
+        check(&e, want);
+        assert!(seen.insert(name.clone()), "{name} read twice");
+    })
+    .expect("the file reads");
+    assert_eq!(seen.len(), keys.len(), "every listed key was read");
+    assert!(
+        aux.iter().any(|(k, v)| k == b"redis-ver" && v == b"7.0.15"),
+        "{aux:?}"
+    );
+}
+
+fn read_err(data: &[u8]) -> Result<(), keel_persist::rdb::RdbError> {
+    read_all(data, |_| {}).map(|_| ())
+}
+
+#[test]
+fn truncated_files_fail_with_an_offset() {
+    let Some(rdb) = load(RDB) else { return };
+    let mut cuts: Vec<usize> = (0..100).collect();
+    cuts.extend((0..100).map(|i| i * rdb.len() / 100));
+    cuts.extend(rdb.len() - 12..rdb.len());
+    for cut in cuts {
+        let err = read_err(&rdb[..cut]).expect_err("a truncated file cannot read");
+        assert!(err.offset <= cut, "cut at {cut}: {err}");
+        assert!(err.to_string().contains("at byte offset"), "{err}");
+    }
+}
+
+#[test]
+fn flipped_bytes_fail_with_an_offset_or_checksum() {
+    let Some(rdb) = load(RDB) else { return };
+    let mut at: Vec<usize> = (0..100).collect();
+    at.extend((0..100).map(|i| i * 7919 % rdb.len()));
+    at.extend(rdb.len() - 10..rdb.len());
+    let mut data = rdb.clone();
+    let mut checksums = 0;
+    for pos in at {
+        for mask in [0x01u8, 0xff] {
+            data[pos] ^= mask;
+            let err = read_err(&data).expect_err("a damaged file cannot read");
+            data[pos] ^= mask;
+            assert!(err.offset <= rdb.len(), "flip at {pos}: {err}");
+            if matches!(err.kind, RdbErrorKind::Checksum { .. }) {
+                checksums += 1;
+            }
+        }
+    }
+    assert!(
+        checksums > 0,
+        "some flips land in payloads and only the checksum catches them"
+    );
+}
+
+#[test]
+fn wrong_magic_and_version_are_refused() {
+    let e = read_err(b"RODIS0010\xff").expect_err("bad magic");
+    assert_eq!((e.offset, e.kind), (0, RdbErrorKind::BadMagic));
+    let e = read_err(b"REDIS0012\xff").expect_err("future version");
+    assert_eq!(e.kind, RdbErrorKind::BadVersion(12));
+}
