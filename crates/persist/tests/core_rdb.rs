@@ -170,3 +170,32 @@ fn wrong_magic_and_version_are_refused() {
     let e = read_err(b"REDIS0012\xff").expect_err("future version");
     assert_eq!(e.kind, RdbErrorKind::BadVersion(12));
 }
+
+const BLOOM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/reference/files/redisbloom-2.4.23.rdb"
+);
+
+#[test]
+fn module_values_of_redisbloom_are_kept_with_their_ids() {
+    let Some(rdb) = load(BLOOM) else { return };
+    let mut ids = std::collections::BTreeSet::new();
+    let mut keys = 0;
+    read_all(&rdb, |e| {
+        keys += 1;
+        match e.value {
+            RdbValue::Module { id, raw } => {
+                assert_eq!(
+                    raw.last(),
+                    Some(&0),
+                    "a module value ends with its end opcode"
+                );
+                ids.insert(id);
+            }
+            v => panic!("{:?} is not a module value: {v:?}", e.key),
+        }
+    })
+    .expect("the file reads");
+    // Bloom, cuckoo, count-min, top-k and t-digest: five module types.
+    assert_eq!(ids.len(), 5, "{ids:?} over {keys} keys");
+}

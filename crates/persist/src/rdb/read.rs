@@ -694,3 +694,241 @@ pub fn read_all(data: &[u8], mut f: impl FnMut(RdbEntry)) -> Result<Pairs, RdbEr
     }
     Ok(r.aux)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-10 file around `body`, with its checksum.
+    fn file(body: &[u8]) -> Vec<u8> {
+        let mut f = b"REDIS0010".to_vec();
+        f.extend_from_slice(body);
+        f.push(OP_EOF);
+        let crc = crc64::crc64(&f);
+        f.extend_from_slice(&crc.to_le_bytes());
+        f
+    }
+
+    fn entries(f: &[u8]) -> Result<Vec<RdbEntry>, RdbError> {
+        let mut v = Vec::new();
+        read_all(f, |e| v.push(e))?;
+        Ok(v)
+    }
+
+    fn one(body: &[u8]) -> RdbEntry {
+        let mut v = entries(&file(body)).expect("reads");
+        assert_eq!(v.len(), 1);
+        v.remove(0)
+    }
+
+    fn strs(v: &[&str]) -> Vec<Vec<u8>> {
+        v.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn lengths_and_special_strings() {
+        // key "k", value int8 -5.
+        assert_eq!(
+            one(b"\x00\x01k\xc0\xfb").value,
+            RdbValue::String(b"-5".to_vec())
+        );
+        // int16 and int32.
+        assert_eq!(
+            one(b"\x00\x01k\xc1\x39\x30").value,
+            RdbValue::String(b"12345".to_vec())
+        );
+        assert_eq!(
+            one(b"\x00\x01k\xc2\xff\xff\xff\xff").value,
+            RdbValue::String(b"-1".to_vec())
+        );
+        // 14-bit length (70 bytes).
+        let mut body = b"\x00\x01k\x40\x46".to_vec();
+        body.extend_from_slice(&[b'x'; 70]);
+        assert_eq!(one(&body).value, RdbValue::String(vec![b'x'; 70]));
+        // 32-bit big-endian length.
+        let mut body = b"\x00\x01k\x80\x00\x00\x00\x03abc".to_vec();
+        assert_eq!(one(&body).value, RdbValue::String(b"abc".to_vec()));
+        // LZF string.
+        let plain = b"abcabcabcabcabcabcabcabc".to_vec();
+        let c = crate::lzf::compress(&plain);
+        body = b"\x00\x01k\xc3".to_vec();
+        body.push(c.len() as u8);
+        body.push(plain.len() as u8);
+        body.extend_from_slice(&c);
+        assert_eq!(one(&body).value, RdbValue::String(plain));
+    }
+
+    #[test]
+    fn opcodes_db_and_expiry() {
+        let mut body = b"\xfa\x03foo\x03bar\xfe\x05\xfb\x01\x01".to_vec();
+        body.extend_from_slice(b"\xfc");
+        body.extend_from_slice(&1_700_000_000_123i64.to_le_bytes());
+        body.extend_from_slice(b"\xf9\x07\x00\x01a\x01x");
+        body.extend_from_slice(b"\xfd");
+        body.extend_from_slice(&1_700_000_000i32.to_le_bytes());
+        body.extend_from_slice(b"\xf8\x05\x00\x01b\x01y\x00\x01c\x01z");
+        let f = file(&body);
+        let mut r = RdbReader::new(&f).expect("header");
+        let a = r.next_entry().expect("a").expect("a");
+        assert_eq!((a.db, a.expire_at_ms), (5, Some(1_700_000_000_123)));
+        let b = r.next_entry().expect("b").expect("b");
+        assert_eq!(b.expire_at_ms, Some(1_700_000_000_000));
+        let c = r.next_entry().expect("c").expect("c");
+        assert_eq!((c.db, c.expire_at_ms), (5, None));
+        assert_eq!(r.next_entry(), Ok(None));
+        assert_eq!(r.aux(), &[(b"foo".to_vec(), b"bar".to_vec())]);
+    }
+
+    #[test]
+    fn plain_collections_and_string_scores() {
+        assert_eq!(
+            one(b"\x01\x01k\x02\x01a\x01b").value,
+            RdbValue::List(strs(&["a", "b"]))
+        );
+        assert_eq!(
+            one(b"\x02\x01k\x01\x01a").value,
+            RdbValue::Set(strs(&["a"]))
+        );
+        assert_eq!(
+            one(b"\x04\x01k\x01\x01f\x01v").value,
+            RdbValue::Hash(vec![(b"f".to_vec(), b"v".to_vec())])
+        );
+        let z = one(b"\x03\x01k\x03\x01a\x032.5\x01b\xfe\x01c\xff").value;
+        assert_eq!(
+            z,
+            RdbValue::ZSet(vec![
+                (b"c".to_vec(), f64::NEG_INFINITY),
+                (b"a".to_vec(), 2.5),
+                (b"b".to_vec(), f64::INFINITY)
+            ])
+        );
+    }
+
+    /// A ziplist of the given raw entries (each: encoding byte(s) and data).
+    fn zl(entries: &[&[u8]]) -> Vec<u8> {
+        let mut body = Vec::new();
+        let mut prev = 0usize;
+        for e in entries {
+            body.push(prev as u8);
+            body.extend_from_slice(e);
+            prev = e.len() + 1;
+        }
+        let total = 10 + body.len() + 1;
+        let mut z = (total as u32).to_le_bytes().to_vec();
+        z.extend_from_slice(&0u32.to_le_bytes());
+        z.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+        z.extend_from_slice(&body);
+        z.push(0xff);
+        z
+    }
+
+    fn with_blob(ty: u8, blob: &[u8]) -> Vec<u8> {
+        let mut b = vec![ty, 1, b'k', blob.len() as u8];
+        b.extend_from_slice(blob);
+        b
+    }
+
+    #[test]
+    fn ziplist_encodings() {
+        let z = zl(&[
+            b"\x02hi",
+            b"\xc0\x00\x80",
+            b"\xd0\x01\x00\x00\x00",
+            b"\xf0\xff\xff\xff",
+            b"\xfe\x80",
+            b"\xf3",
+        ]);
+        assert_eq!(
+            one(&with_blob(T_LIST_ZIPLIST, &z)).value,
+            RdbValue::List(strs(&["hi", "-32768", "1", "-1", "-128", "2"]))
+        );
+        let h = zl(&[b"\x01f", b"\x01v"]);
+        assert_eq!(
+            one(&with_blob(T_HASH_ZIPLIST, &h)).value,
+            RdbValue::Hash(vec![(b"f".to_vec(), b"v".to_vec())])
+        );
+        let s = zl(&[b"\x01b", b"\x031.5", b"\x01a", b"\xf4"]);
+        assert_eq!(
+            one(&with_blob(T_ZSET_ZIPLIST, &s)).value,
+            RdbValue::ZSet(vec![(b"b".to_vec(), 1.5), (b"a".to_vec(), 3.0)])
+        );
+        // Old quicklist: one node holding a ziplist.
+        let mut q = vec![T_LIST_QUICKLIST, 1, b'k', 1, z.len() as u8];
+        q.extend_from_slice(&z);
+        assert_eq!(
+            one(&q).value,
+            RdbValue::List(strs(&["hi", "-32768", "1", "-1", "-128", "2"]))
+        );
+    }
+
+    #[test]
+    fn intset_zipmap_and_listpack_set() {
+        let mut is = 4u32.to_le_bytes().to_vec();
+        is.extend_from_slice(&2u32.to_le_bytes());
+        is.extend_from_slice(&(-7i32).to_le_bytes());
+        is.extend_from_slice(&70000i32.to_le_bytes());
+        assert_eq!(
+            one(&with_blob(T_SET_INTSET, &is)).value,
+            RdbValue::Set(strs(&["-7", "70000"]))
+        );
+        let zm = b"\x02\x01a\x02\x01xy\x00\x02bb\x01\x00z\xff";
+        assert_eq!(
+            one(&with_blob(T_HASH_ZIPMAP, zm)).value,
+            RdbValue::Hash(vec![
+                (b"a".to_vec(), b"xy".to_vec()),
+                (b"bb".to_vec(), b"z".to_vec())
+            ])
+        );
+        // Listpack: "a", 5 (7-bit), -3 (13-bit), 300 (int16 entry).
+        let entries: &[&[u8]] = &[
+            b"\x81a\x02",
+            b"\x05\x01",
+            b"\xdf\xfd\x02",
+            b"\xf1\x2c\x01\x03",
+        ];
+        let body: Vec<u8> = entries.concat();
+        let mut lp = ((6 + body.len() + 1) as u32).to_le_bytes().to_vec();
+        lp.extend_from_slice(&4u16.to_le_bytes());
+        lp.extend_from_slice(&body);
+        lp.push(0xff);
+        assert_eq!(
+            one(&with_blob(T_SET_LISTPACK, &lp)).value,
+            RdbValue::Set(strs(&["a", "5", "-3", "300"]))
+        );
+    }
+
+    #[test]
+    fn module_values_are_kept_raw() {
+        // id 42, then: uint 7, string "ab", double, EOF.
+        let mut body = vec![T_MODULE_2, 1, b'k', 42, 2, 7, 5, 2, b'a', b'b', 4];
+        body.extend_from_slice(&1.5f64.to_le_bytes());
+        body.push(0);
+        let raw = body[4..].to_vec();
+        assert_eq!(one(&body).value, RdbValue::Module { id: 42, raw });
+    }
+
+    #[test]
+    fn damage_is_reported_with_offsets() {
+        // A claimed 1-billion-element list in a tiny file: an error, no huge reservation.
+        let f = file(b"\x01\x01k\x80\x40\x00\x00\x00\x01a");
+        // The second element would start at the end-of-file byte, offset 19.
+        assert_eq!(entries(&f).map(|_| ()).expect_err("short").offset, 19);
+        // Unknown type byte at offset 9.
+        let e = entries(&file(b"\x63\x01k")).expect_err("unknown");
+        assert_eq!((e.offset, e.kind), (9, RdbErrorKind::UnknownType(0x63)));
+        // A wrong checksum.
+        let mut f = file(b"\x00\x01k\x01v");
+        let n = f.len();
+        f[n - 1] ^= 1;
+        assert!(matches!(
+            entries(&f).expect_err("crc").kind,
+            RdbErrorKind::Checksum { .. }
+        ));
+        // A zero checksum is not checked.
+        f[n - 8..].fill(0);
+        assert_eq!(entries(&f).expect("unchecked").len(), 1);
+        // Trailing garbage.
+        f.push(0);
+        assert!(entries(&f).is_err());
+    }
+}
