@@ -297,7 +297,6 @@ fn ziplist(mut c: Cursor<'_>) -> Result<Vec<Vec<u8>>, RdbError> {
     let _count = c.array::<2>()?;
     let mut out = Vec::new();
     loop {
-        let at = c.pos;
         let p = c.u8()?;
         if p == 0xff {
             break;
@@ -332,7 +331,6 @@ fn ziplist(mut c: Cursor<'_>) -> Result<Vec<Vec<u8>>, RdbError> {
                 _ => return Err(c.err_at(at_enc, RdbErrorKind::Invalid("ziplist entry encoding"))),
             },
         };
-        let _ = at;
         out.push(item);
     }
     if c.remaining() != 0 {
@@ -671,7 +669,6 @@ impl<'a> RdbReader<'a> {
                     return Ok(None);
                 }
                 ty => {
-                    let _ = at;
                     let key = read_string(c)?;
                     let value = read_value(c, ty, at)?;
                     return Ok(Some(RdbEntry {
@@ -905,6 +902,17 @@ mod tests {
         body.push(0);
         let raw = body[4..].to_vec();
         assert_eq!(one(&body).value, RdbValue::Module { id: 42, raw });
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bodies_never_panic(body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let mut f = b"REDIS0010".to_vec();
+            f.extend_from_slice(&body);
+            if let Err(e) = read_all(&f, |_| {}) {
+                proptest::prop_assert!(e.offset <= f.len(), "{}", e);
+            }
+        }
     }
 
     #[test]
