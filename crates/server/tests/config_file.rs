@@ -1,6 +1,7 @@
 //! Start-up from redis.conf files with the real `keel-server` binary: Debian's
 //! stock file, `daemonize` with its pid file, and where the log goes.
 
+use keel_testkit::free_port;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -11,11 +12,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_keel-server");
 
 /// The file Debian's redis-server package installs (`make deps` installs it).
 const STOCK_CONF: &str = "/etc/redis/redis.conf";
-
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind port 0");
-    l.local_addr().expect("local addr").port()
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("keel-config-file-{}-{name}", std::process::id()));

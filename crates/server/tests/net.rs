@@ -2,17 +2,13 @@
 //! port, the descriptor limit and `maxclients`, and listeners that CONFIG SET
 //! moves at run time.
 
+use keel_testkit::free_port;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_keel-server");
-
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind port 0");
-    l.local_addr().expect("local addr").port()
-}
 
 /// A started keel-server whose log goes to a file; killed when dropped.
 struct Server {

@@ -2,18 +2,14 @@
 //! TCP (framing, pipelining, malformed input, size limits, maxclients) and the
 //! process lifecycle (config errors at start-up, SIGTERM).
 
+use keel_testkit::free_port;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_keel-server");
-
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind port 0");
-    l.local_addr().expect("local addr").port()
-}
 
 /// A running server, killed when dropped so a failing test leaves nothing behind.
 struct Server {
