@@ -450,13 +450,7 @@ impl Engine {
                     let Some((db, argv, proto, handle)) = self.blocking.waiter_call(id) else {
                         continue;
                     };
-                    let mut stand_in = Session::new(handle, true);
-                    stand_in.db = db;
-                    stand_in.proto = proto;
-                    stand_in.serving = Some(Serving {
-                        id,
-                        outcome: Outcome::Pending,
-                    });
+                    let mut stand_in = stand_in_for(handle, db, proto, id);
                     let (reply, ready) = self.execute_once(&mut stand_in, argv, &mut tick);
                     queue_ready(&mut work, ready);
                     if !settle(&mut stand_in, reply) {
@@ -568,13 +562,7 @@ impl Engine {
                     let Ok(cmd) = self.resolve(&argv) else {
                         continue;
                     };
-                    let mut stand_in = Session::new(handle, true);
-                    stand_in.db = db;
-                    stand_in.proto = proto;
-                    stand_in.serving = Some(Serving {
-                        id,
-                        outcome: Outcome::Pending,
-                    });
+                    let mut stand_in = stand_in_for(handle, db, proto, id);
                     std::mem::swap(ctx.session, &mut stand_in);
                     ctx.dirty = 0;
                     ctx.dirty_counted = 0;
@@ -727,6 +715,19 @@ fn claimed(engine: &Engine, id: u64) -> Outcome {
         .blocking
         .claim(id)
         .map_or(Outcome::Gone, Outcome::Claimed)
+}
+
+/// The session a blocked client's command is re-run in when it is served: the
+/// client's handle, database and protocol, marked as serving waiter `id`.
+fn stand_in_for(handle: Arc<ClientHandle>, db: usize, proto: Protocol, id: u64) -> Session {
+    let mut stand_in = Session::new(handle, true);
+    stand_in.db = db;
+    stand_in.proto = proto;
+    stand_in.serving = Some(Serving {
+        id,
+        outcome: Outcome::Pending,
+    });
+    stand_in
 }
 
 /// Add the keys a served command made ready to the keys still to serve, once each.
