@@ -8,7 +8,7 @@
 
 #![no_main]
 
-use keel_engine::config::{find, value_words, Config};
+use keel_engine::config::{find, line_words, value_words, Config};
 use libfuzzer_sys::fuzz_target;
 
 /// Enough lines for directives to meet (save lines adding up, aliases).
@@ -17,13 +17,9 @@ const MAX_LINES: usize = 64;
 fuzz_target!(|data: &[u8]| {
     let config = Config::default();
     for line in data.split(|&b| b == b'\n').take(MAX_LINES) {
-        let Some(words) = keel_resp::split_args(line) else {
+        let Some(words) = line_words(line) else {
             continue;
         };
-        let words: Vec<String> = words
-            .iter()
-            .map(|w| String::from_utf8_lossy(w).into_owned())
-            .collect();
         let Some((name, values)) = words.split_first() else {
             continue;
         };

@@ -1199,6 +1199,17 @@ impl Config {
     }
 }
 
+/// The words of a config file line, split as redis.conf lines are (quotes
+/// and escapes), as text; `None` when its quotes are unbalanced.
+pub fn line_words(line: &[u8]) -> Option<Vec<String>> {
+    keel_resp::split_args(line).map(|words| {
+        words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect()
+    })
+}
+
 /// Split a value as CONFIG SET received it into the words `Config::set` takes:
 /// `bind` splits on spaces, others stay whole (directives of their own syntax
 /// split it themselves).

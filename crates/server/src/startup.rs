@@ -120,15 +120,11 @@ impl<'c> Loader<'c> {
                 },
                 message,
             };
-            let Some(words) = keel_resp::split_args(line.as_bytes()) else {
+            let Some(words) = keel_engine::config::line_words(line.as_bytes()) else {
                 self.errors
                     .push(fail("Unbalanced quotes in configuration line".into()));
                 continue;
             };
-            let words: Vec<String> = words
-                .iter()
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect();
             let Some((name, values)) = words.split_first() else {
                 continue;
             };
