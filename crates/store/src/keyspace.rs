@@ -11,7 +11,9 @@
 //! - an expired entry is never returned: reads remove it first and record the key in
 //!   `lazy_expired` so the executor can log the deletion;
 //! - an entry keeps its slab index while its key exists, which is what SCAN's
-//!   cursor walks.
+//!   cursor walks, and what a snapshot's cursor walks;
+//! - while a table has an unfinished snapshot, every change to an entry first
+//!   saves the version the snapshot still owes (see [`SnapshotState`]).
 
 use crate::bytes::CompactBytes;
 use crate::slab::Slab;
@@ -164,6 +166,9 @@ pub struct Table {
     /// Expired keys read as missing but stay stored (CLIENT PAUSE keeps the
     /// dataset still); set by the executor around one command.
     hold_expired: bool,
+    /// The unfinished point-in-time snapshot, if any. Boxed so that a table
+    /// without one pays a null pointer and one branch per write.
+    snapshot: Option<Box<SnapshotState>>,
 }
 
 /// The hash table's callback for moving an index when it grows: the hash of
@@ -198,6 +203,7 @@ impl Table {
     /// Take the entry for `key` out of the table, with its deadline.
     fn take(&mut self, hash: u64, key: &[u8]) -> Option<Detached> {
         let occ = self.map.find_entry(hash, holds(&self.slab, key)).ok()?;
+        keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, *occ.get());
         let (slot, _) = occ.remove();
         let mut entry = self.slab.remove(slot)?;
         let expires_at_ms = self.deadlines.clear(slot, &mut entry);
@@ -255,15 +261,22 @@ impl Table {
         Some((slot, self.slab.get_mut(slot)?))
     }
 
-    /// Look up a live key for reading or in-place change, recording the access.
+    /// Look up a live key for in-place change, recording the access. While a
+    /// snapshot is under way the entry is treated as changed: the snapshot's
+    /// version is saved first, so prefer [`Table::get`] for reading.
     pub fn get_mut(&mut self, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
-        let (_, e) = self.lookup(key, now_ms)?;
+        let (slot, _) = self.lookup(key, now_ms)?;
+        keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
+        let e = self.slab.get_mut(slot)?;
         e.access_s = seconds_clock(now_ms);
         Some(e)
     }
 
+    /// Look up a live key for reading, recording the access.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
-        self.get_mut(key, now_ms).map(|e| &*e)
+        let (_, e) = self.lookup(key, now_ms)?;
+        e.access_s = seconds_clock(now_ms);
+        Some(e)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
@@ -290,6 +303,7 @@ impl Table {
         let hash = hash_key(key);
         let access_s = seconds_clock(now_ms);
         if let Some(slot) = self.index_of(hash, key) {
+            keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
             let e = self.slab.get_mut(slot)?;
             let was_expired = self.deadlines.expired(e, now_ms);
             let old = std::mem::replace(&mut e.value, value);
@@ -317,6 +331,11 @@ impl Table {
     /// Put a new entry (its key absent) into the slab and the hash table.
     fn add(&mut self, hash: u64, d: Detached) {
         let slot = self.slab.insert(d.entry);
+        if let Some(snap) = self.snapshot.as_deref_mut() {
+            if let Some(e) = self.slab.get(slot) {
+                snap.created(hash, &e.key, slot);
+            }
+        }
         if d.expires_at_ms != 0 {
             if let Some(e) = self.slab.get_mut(slot) {
                 self.deadlines.set(slot, e, d.expires_at_ms);
@@ -355,18 +374,31 @@ impl Table {
         let Some((slot, _)) = self.lookup(key, now_ms) else {
             return false;
         };
+        keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
         if let Some(e) = self.slab.get_mut(slot) {
             self.deadlines.set(slot, e, expires_at_ms);
         }
         true
     }
 
-    /// Remove every key; returns how many there were.
+    /// Remove every key; returns how many there were. While a snapshot still
+    /// walks this table's slab, the old entries move into it whole (no entry is
+    /// copied or visited) and the snapshot reads them from there.
     pub fn clear(&mut self) -> usize {
         let n = self.map.len();
         self.map = HashTable::new();
-        self.slab.clear();
-        self.deadlines = Deadlines::default();
+        match self.snapshot.as_deref_mut() {
+            Some(snap) if snap.walks_live() => {
+                snap.frozen = Some(Box::new(Frozen {
+                    slab: std::mem::take(&mut self.slab),
+                    deadlines: std::mem::take(&mut self.deadlines),
+                }));
+            }
+            _ => {
+                self.slab.clear();
+                self.deadlines = Deadlines::default();
+            }
+        }
         n
     }
 
@@ -476,6 +508,256 @@ impl Table {
     }
 }
 
+// Point-in-time snapshots without fork(): per-entry copy-on-write behind a
+// cursor.
+//
+// A snapshot walks the table's slab in index order. `cursor` is the next index
+// it will visit; `side` maps a key to the version the snapshot still owes for
+// it (`Some`), or to `None` for a key it must not emit (absent at the flip, or
+// already emitted). The rule that makes the walk yield exactly the image at
+// the flip, each key once:
+//
+//   a key that is not in `side` and is stored at an index >= `cursor` holds
+//   its version from the flip, not yet emitted; any other key not in `side`
+//   owes nothing (emitted already, or absent at the flip).
+//
+// It holds at the flip (cursor 0, side empty). A change to an entry at an
+// index >= cursor that is not in `side` first saves the entry there; a key
+// created at an index >= cursor that is not in `side` gets `None`. Nothing is
+// needed below the cursor: an entry keeps its slab index while its key exists
+// (the hash table stores indexes, so its growth, shrinking and rehashing move
+// no entry), and the cursor only advances, so an entry below it is never
+// visited again. Freed slots are reused by later inserts, above or below the
+// cursor, and an emptied slab restarts at index 0; both are plain creations
+// at some index and fall under the rule. The walk emits a visited key's side
+// version if it has one (dropping it from `side`) and its stored version
+// otherwise; once past the end of the slab the cursor is `None` (everything
+// is below it) and the remaining `Some` versions in `side` are emitted: keys
+// deleted, renamed or moved away before the walk reached them.
+//
+// Expired entries still stored are part of the image, with their deadline;
+// whoever loads it drops them. The store reads no clock for this.
+
+/// Where a snapshot step hands each entry of the image: key, value, and
+/// deadline in Unix ms (`None` for none).
+pub type SnapshotEmit<'a> = dyn FnMut(&[u8], &Value, Option<u64>) + 'a;
+
+/// A key's version owed to (or withheld from) the snapshot.
+struct SideEntry {
+    key: CompactBytes,
+    /// The value and deadline (0 for none) at the flip; `None`: emit nothing.
+    version: Option<(Value, u64)>,
+}
+
+impl SideEntry {
+    fn heap_bytes(&self) -> usize {
+        self.key.heap_bytes() + self.version.as_ref().map_or(0, |(v, _)| v.heap_bytes())
+    }
+}
+
+/// The old contents of a table cleared while its snapshot walked it.
+struct Frozen {
+    slab: Slab<Entry>,
+    deadlines: Deadlines,
+}
+
+struct SnapshotState {
+    /// The database number at the flip (SWAPDB moves the table, not this).
+    db: usize,
+    /// The next slab index to visit; `None` once the walk passed the end.
+    cursor: Option<u32>,
+    side: HashTable<SideEntry>,
+    /// Heap bytes owned by the keys and values in `side`.
+    side_heap: usize,
+    /// After a clear under way, the walk reads the old entries from here and
+    /// the live table owes the snapshot nothing.
+    frozen: Option<Box<Frozen>>,
+    /// The side versions left to emit after the walk.
+    drain: Option<hashbrown::hash_table::IntoIter<SideEntry>>,
+}
+
+impl SnapshotState {
+    /// Whether writes to the live table may still owe the snapshot anything.
+    fn walks_live(&self) -> bool {
+        self.frozen.is_none() && self.cursor.is_some()
+    }
+
+    /// Whether the walk has yet to visit live index `slot`.
+    fn ahead(&self, slot: u32) -> bool {
+        self.frozen.is_none() && self.cursor.is_some_and(|c| slot >= c)
+    }
+
+    /// Save the flip version of the entry at `slot` before it changes.
+    fn save(&mut self, slot: u32, e: &Entry, deadlines: &Deadlines) {
+        if !self.ahead(slot) {
+            return;
+        }
+        let hash = hash_key(e.key.as_slice());
+        if let hashbrown::hash_table::Entry::Vacant(v) =
+            self.side
+                .entry(hash, |s| s.key == e.key, |s| hash_key(s.key.as_slice()))
+        {
+            let saved = SideEntry {
+                key: e.key.clone(),
+                version: Some((e.value.clone(), deadlines.of(e))),
+            };
+            self.side_heap += saved.heap_bytes();
+            v.insert(saved);
+        }
+    }
+
+    /// A key absent from the live table was just stored at `slot`.
+    fn created(&mut self, hash: u64, key: &CompactBytes, slot: u32) {
+        if !self.ahead(slot) {
+            return;
+        }
+        if let hashbrown::hash_table::Entry::Vacant(v) =
+            self.side
+                .entry(hash, |s| s.key == *key, |s| hash_key(s.key.as_slice()))
+        {
+            let withheld = SideEntry {
+                key: key.clone(),
+                version: None,
+            };
+            self.side_heap += withheld.heap_bytes();
+            v.insert(withheld);
+        }
+    }
+}
+
+/// Save, for the table's unfinished snapshot, the entry at `slot` that is
+/// about to change. One branch when there is no snapshot.
+#[inline]
+fn keep_for_snapshot(
+    snapshot: &mut Option<Box<SnapshotState>>,
+    slab: &Slab<Entry>,
+    deadlines: &Deadlines,
+    slot: u32,
+) {
+    if let Some(snap) = snapshot.as_deref_mut() {
+        keep_slow(snap, slab, deadlines, slot);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn keep_slow(snap: &mut SnapshotState, slab: &Slab<Entry>, deadlines: &Deadlines, slot: u32) {
+    if let Some(e) = slab.get(slot) {
+        snap.save(slot, e, deadlines);
+    }
+}
+
+impl Table {
+    /// Start a snapshot of this table as database `db` (the table may later be
+    /// swapped by SWAPDB; the snapshot keeps the number it had at the flip).
+    /// Cheap: no entry is copied here. A snapshot already under way is dropped.
+    pub fn begin_snapshot(&mut self, db: usize) {
+        self.snapshot = Some(Box::new(SnapshotState {
+            db,
+            cursor: Some(0),
+            side: HashTable::new(),
+            side_heap: 0,
+            frozen: None,
+            drain: None,
+        }));
+    }
+
+    /// The database number this table's unfinished snapshot belongs to.
+    pub fn snapshot_db(&self) -> Option<usize> {
+        self.snapshot.as_ref().map(|s| s.db)
+    }
+
+    /// Hand up to `budget` entries of the image at the flip to
+    /// `emit(key, value, expire_at_ms)`, in no particular order. A key the
+    /// snapshot withholds counts against the budget too, so a step does
+    /// O(budget) work plus the freed slots it passes. Returns true when the
+    /// image is complete: the table then forgets the snapshot and frees its
+    /// side copies. True at once for a table with no snapshot.
+    pub fn snapshot_step(&mut self, budget: usize, emit: &mut SnapshotEmit<'_>) -> bool {
+        let Some(snap) = self.snapshot.as_deref_mut() else {
+            return true;
+        };
+        let mut left = budget;
+        while let Some(from) = snap.cursor {
+            let (slab, deadlines) = match snap.frozen.as_deref() {
+                Some(f) => (&f.slab, &f.deadlines),
+                None => (&self.slab, &self.deadlines),
+            };
+            let Some((slot, e)) = slab.iter_from(from).next() else {
+                snap.cursor = None;
+                break;
+            };
+            if left == 0 {
+                return false;
+            }
+            left -= 1;
+            snap.cursor = slot.checked_add(1);
+            if snap.side.is_empty() {
+                emit(e.key(), &e.value, expire_at(deadlines.of(e)));
+                continue;
+            }
+            let hash = hash_key(e.key());
+            match snap.side.find_entry(hash, |s| s.key == e.key) {
+                Ok(occ) => {
+                    let (s, _) = occ.remove();
+                    snap.side_heap -= s.heap_bytes();
+                    if let Some((value, at)) = &s.version {
+                        emit(s.key.as_slice(), value, expire_at(*at));
+                    }
+                }
+                Err(_) => emit(e.key(), &e.value, expire_at(deadlines.of(e))),
+            }
+        }
+        // The walk is over: the frozen entries are no longer needed, and the
+        // side versions left are keys that moved away before the walk met them.
+        snap.frozen = None;
+        let drain = snap
+            .drain
+            .get_or_insert_with(|| std::mem::take(&mut snap.side).into_iter());
+        while left > 0 {
+            let Some(s) = drain.next() else { break };
+            left -= 1;
+            snap.side_heap -= s.heap_bytes();
+            if let Some((value, at)) = &s.version {
+                emit(s.key.as_slice(), value, expire_at(*at));
+            }
+        }
+        if drain.len() > 0 {
+            return false;
+        }
+        self.snapshot = None;
+        true
+    }
+
+    /// Drop an unfinished snapshot (a failed save, FLUSHALL ...).
+    pub fn abort_snapshot(&mut self) {
+        self.snapshot = None;
+    }
+
+    /// Bytes held by the unfinished snapshot's side copies right now: saved
+    /// versions and their table, and the slots of a table cleared under it
+    /// (what that table's values own is not counted: summing it would visit
+    /// every entry).
+    pub fn snapshot_side_bytes(&self) -> usize {
+        let Some(snap) = self.snapshot.as_deref() else {
+            return 0;
+        };
+        let slot = std::mem::size_of::<SideEntry>() + 1;
+        let table = snap.side.capacity() * slot;
+        let drain = snap.drain.as_ref().map_or(0, |d| d.len() * slot);
+        let frozen = snap.frozen.as_deref().map_or(0, |f| {
+            f.slab.heap_bytes()
+                + f.deadlines.at.heap_bytes()
+                + f.deadlines.len() * (std::mem::size_of::<(u64, u32)>() + 8)
+        });
+        snap.side_heap + table + drain + frozen
+    }
+}
+
+fn expire_at(at: u64) -> Option<u64> {
+    (at != 0).then_some(at)
+}
+
 /// One lock's worth of the keyspace: a table per database.
 pub struct Shard {
     dbs: Box<[Table]>,
@@ -494,9 +776,16 @@ impl Shard {
         self.dbs.len()
     }
 
-    /// Exchange two databases' contents in this shard (SWAPDB).
+    /// Exchange two databases' contents in this shard (SWAPDB). A table's
+    /// unfinished snapshot goes with it and keeps its database number.
     pub fn swap_dbs(&mut self, a: usize, b: usize) {
         self.dbs.swap(a, b);
+    }
+
+    /// The table carrying the unfinished snapshot of database `db`, wherever
+    /// SWAPDB has moved it since the flip.
+    pub fn snapshot_table(&mut self, db: usize) -> Option<&mut Table> {
+        self.dbs.iter_mut().find(|t| t.snapshot_db() == Some(db))
     }
 }
 
@@ -729,6 +1018,415 @@ mod tests {
             let mut out = Vec::new();
             t.expire_due(now, usize::MAX, &mut out);
             prop_assert_eq!(t.len(), model.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    type Image = BTreeMap<Vec<u8>, (Value, Option<u64>)>;
+
+    fn s(v: &str) -> Value {
+        Value::str(v.as_bytes())
+    }
+
+    /// Every stored entry, expired or not, with its deadline.
+    fn stored(t: &Table) -> Image {
+        t.slab
+            .iter()
+            .map(|e| {
+                let at = t.deadlines.of(e);
+                (e.key().to_vec(), (e.value.clone(), expire_at(at)))
+            })
+            .collect()
+    }
+
+    /// Run one step into `image`, failing on a key emitted twice.
+    fn step(t: &mut Table, budget: usize, image: &mut Image) -> bool {
+        let mut twice = Vec::new();
+        let mut emitted = 0;
+        let done = t.snapshot_step(budget, &mut |k, v, at| {
+            emitted += 1;
+            if image.insert(k.to_vec(), (v.clone(), at)).is_some() {
+                twice.push(k.to_vec());
+            }
+        });
+        assert!(twice.is_empty(), "emitted twice: {twice:?}");
+        assert!(emitted <= budget);
+        done
+    }
+
+    fn finish(t: &mut Table, image: &mut Image) {
+        for _ in 0..10_000 {
+            if step(t, 3, image) {
+                assert_eq!(t.snapshot_db(), None);
+                assert_eq!(t.snapshot_side_bytes(), 0);
+                return;
+            }
+        }
+        panic!("snapshot never completed");
+    }
+
+    fn table(keys: &[&str]) -> Table {
+        let mut t = Table::default();
+        for k in keys {
+            t.insert(k.as_bytes(), s(&format!("{k}0")), 0, 0);
+        }
+        t
+    }
+
+    #[test]
+    fn no_snapshot_means_done_and_no_side_bytes() {
+        let mut t = table(&["a"]);
+        assert_eq!(t.snapshot_db(), None);
+        assert!(t.snapshot_step(10, &mut |_, _, _| panic!("nothing to emit")));
+        assert_eq!(t.snapshot_side_bytes(), 0);
+    }
+
+    #[test]
+    fn untouched_table_yields_itself_with_expiries() {
+        let mut t = table(&["a", "b"]);
+        t.insert(b"gone", s("x"), 5, 0);
+        let want = stored(&t);
+        t.begin_snapshot(3);
+        assert_eq!(t.snapshot_db(), Some(3));
+        // Expired but still stored: part of the image, deadline included.
+        let mut image = Image::new();
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+        assert_eq!(image[&b"gone".to_vec()].1, Some(5));
+    }
+
+    #[test]
+    fn delete_then_recreate_in_a_reused_slot_ahead_of_the_cursor() {
+        let mut t = table(&["a", "b", "c", "d"]);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        let mut image = Image::new();
+        assert!(!step(&mut t, 1, &mut image));
+        // c's slot is ahead of the cursor: deleting saves c, and the new key
+        // e that reuses the slot must be withheld.
+        let c = t.index_of(hash_key(b"c"), b"c").expect("c");
+        assert!(t.remove(b"c", 0).is_some());
+        t.insert(b"e", s("e1"), 0, 0);
+        assert_eq!(t.index_of(hash_key(b"e"), b"e"), Some(c));
+        assert!(t.snapshot_side_bytes() > 0);
+        // c comes back elsewhere with a new value: still the old one owed.
+        t.insert(b"c", s("c1"), 0, 0);
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+        assert_eq!(t.peek(b"c", 0).map(|e| e.value.clone()), Some(s("c1")));
+    }
+
+    #[test]
+    fn delete_then_recreate_in_a_reused_slot_behind_the_cursor() {
+        let mut t = table(&["a", "b", "c", "d"]);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        let mut image = Image::new();
+        assert!(!step(&mut t, 2, &mut image));
+        // a was emitted; its slot, behind the cursor, goes to new key e, which
+        // the walk never visits; c's slot (ahead) then goes to a again, which
+        // was emitted already and must not be emitted twice.
+        let a = t.index_of(hash_key(b"a"), b"a").expect("a");
+        let c = t.index_of(hash_key(b"c"), b"c").expect("c");
+        assert!(t.remove(b"a", 0).is_some());
+        t.insert(b"e", s("e1"), 0, 0);
+        assert_eq!(t.index_of(hash_key(b"e"), b"e"), Some(a));
+        assert!(t.remove(b"c", 0).is_some());
+        t.insert(b"a", s("a1"), 0, 0);
+        assert_eq!(t.index_of(hash_key(b"a"), b"a"), Some(c));
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+    }
+
+    #[test]
+    fn emptied_slab_restarts_below_the_cursor_and_grows_past_it() {
+        let mut t = table(&["a", "b", "c"]);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        let mut image = Image::new();
+        assert!(!step(&mut t, 1, &mut image));
+        for k in ["a", "b", "c"] {
+            assert!(t.remove(k.as_bytes(), 0).is_some());
+        }
+        assert!(t.is_empty());
+        for i in 0..20 {
+            t.insert(format!("n{i}").as_bytes(), s("new"), 0, 0);
+        }
+        t.insert(b"b", s("b1"), 0, 0);
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+    }
+
+    #[test]
+    fn in_place_change_and_expiry_change_keep_the_flip_version() {
+        let mut t = table(&["a", "b", "c"]);
+        t.insert(b"v", s("v0"), 1_000, 0);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        let mut image = Image::new();
+        if let Some(e) = t.get_mut(b"c", 0) {
+            e.value = s("changed");
+        }
+        assert!(t.set_expire(b"a", 77, 0));
+        assert!(t.set_expire(b"v", 0, 0));
+        // Reading does not copy.
+        let before = t.snapshot_side_bytes();
+        assert!(t.get(b"b", 0).is_some());
+        assert!(t.peek(b"b", 0).is_some());
+        assert_eq!(t.snapshot_side_bytes(), before);
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+    }
+
+    #[test]
+    fn lazy_and_active_expiry_keep_the_flip_version() {
+        let mut t = table(&["a"]);
+        t.insert(b"x", s("x0"), 10, 0);
+        t.insert(b"y", s("y0"), 10, 0);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        assert!(t.get(b"x", 10).is_none());
+        let mut out = Vec::new();
+        assert_eq!(t.expire_due(10, 10, &mut out), 1);
+        assert_eq!(t.len(), 1);
+        let mut image = Image::new();
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+    }
+
+    #[test]
+    fn clear_moves_the_old_entries_to_the_snapshot() {
+        let mut t = table(&["a", "b", "c", "d", "e"]);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        let mut image = Image::new();
+        assert!(!step(&mut t, 2, &mut image));
+        assert!(t.remove(b"d", 0).is_some());
+        assert_eq!(t.clear(), 4);
+        assert!(t.is_empty());
+        assert!(t.snapshot_side_bytes() > 0);
+        // Writes after the clear owe nothing: no side copy is made.
+        let before = t.snapshot_side_bytes();
+        t.insert(b"a", s("a1"), 0, 0);
+        t.insert(b"z", s("z1"), 0, 0);
+        assert!(t.remove(b"a", 0).is_some());
+        assert_eq!(t.snapshot_side_bytes(), before);
+        assert_eq!(t.clear(), 1);
+        t.insert(b"c", s("c1"), 0, 0);
+        finish(&mut t, &mut image);
+        assert_eq!(image, want);
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn swapdb_moves_the_snapshot_with_its_table() {
+        let mut shard = Shard {
+            dbs: (0..3).map(|_| Table::default()).collect(),
+        };
+        shard.db(0).insert(b"k", s("zero"), 0, 0);
+        shard.db(1).insert(b"k", s("one"), 0, 0);
+        let want0 = stored(shard.db_ref(0));
+        for db in 0..3 {
+            shard.db(db).begin_snapshot(db);
+        }
+        shard.swap_dbs(0, 1);
+        assert_eq!(shard.db_ref(1).snapshot_db(), Some(0));
+        shard.db(1).insert(b"k", s("changed"), 0, 0);
+        let mut image = Image::new();
+        let t = shard.snapshot_table(0).expect("db 0's snapshot");
+        finish(t, &mut image);
+        assert_eq!(image, want0);
+        assert!(shard.snapshot_table(0).is_none());
+    }
+
+    #[test]
+    fn abort_forgets_the_side_copies() {
+        let mut t = table(&["a", "b"]);
+        t.begin_snapshot(0);
+        assert!(t.remove(b"a", 0).is_some());
+        assert!(t.snapshot_side_bytes() > 0);
+        t.abort_snapshot();
+        assert_eq!(t.snapshot_db(), None);
+        assert_eq!(t.snapshot_side_bytes(), 0);
+        assert!(t.snapshot_step(1, &mut |_, _, _| panic!("aborted")));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(usize, u8, u8, u64),
+        Modify(usize, u8, u8),
+        Remove(usize, u8),
+        Rename(usize, u8, u8),
+        Move(usize, u8),
+        Expire(usize, u8, u64),
+        Get(usize, u8),
+        ExpireDue(usize, usize),
+        Clear(usize),
+        Swap,
+        Tick(u64),
+        Step(usize, usize),
+    }
+
+    const KEYS: u8 = 24;
+
+    fn op() -> impl Strategy<Value = Op> {
+        let db = 0usize..2;
+        let key = 0..KEYS;
+        prop_oneof![
+            6 => (db.clone(), key.clone(), any::<u8>(), 0u64..30).prop_map(|(d, k, v, e)| Op::Insert(d, k, v, e)),
+            3 => (db.clone(), key.clone(), any::<u8>()).prop_map(|(d, k, v)| Op::Modify(d, k, v)),
+            4 => (db.clone(), key.clone()).prop_map(|(d, k)| Op::Remove(d, k)),
+            2 => (db.clone(), key.clone(), key.clone()).prop_map(|(d, k, k2)| Op::Rename(d, k, k2)),
+            2 => (db.clone(), key.clone()).prop_map(|(d, k)| Op::Move(d, k)),
+            2 => (db.clone(), key.clone(), 0u64..30).prop_map(|(d, k, e)| Op::Expire(d, k, e)),
+            2 => (db.clone(), key.clone()).prop_map(|(d, k)| Op::Get(d, k)),
+            1 => (db.clone(), 1usize..5).prop_map(|(d, n)| Op::ExpireDue(d, n)),
+            1 => db.clone().prop_map(Op::Clear),
+            1 => Just(Op::Swap),
+            2 => (0u64..4).prop_map(Op::Tick),
+            5 => (db, 0usize..6).prop_map(|(d, b)| Op::Step(d, b)),
+        ]
+    }
+
+    /// The live view a model of (value, deadline) per key gives at `now`.
+    fn live(model: &BTreeMap<Vec<u8>, (Value, u64)>, now: u64) -> Image {
+        model
+            .iter()
+            .filter(|(_, (_, at))| *at == 0 || *at > now)
+            .map(|(k, (v, at))| (k.clone(), (v.clone(), expire_at(*at))))
+            .collect()
+    }
+
+    fn live_table(t: &Table, now: u64) -> Image {
+        t.iter_live(now)
+            .map(|e| {
+                let at = t.deadlines.of(e);
+                (e.key().to_vec(), (e.value.clone(), expire_at(at)))
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Flip two databases of a shard, then interleave every kind of write
+        /// with snapshot steps: each snapshot yields exactly its table as it
+        /// was at the flip (each key once, with its deadline), and the live
+        /// tables match a model that saw only the writes.
+        #[test]
+        fn snapshot_yields_the_image_at_the_flip(
+            setup in proptest::collection::vec((0usize..2, 0..KEYS, any::<u8>(), 0u64..30, any::<bool>()), 0..60),
+            ops in proptest::collection::vec(op(), 0..150),
+        ) {
+            let mut shard = Shard { dbs: (0..2).map(|_| Table::default()).collect() };
+            let mut model: [BTreeMap<Vec<u8>, (Value, u64)>; 2] = Default::default();
+            let mut now = 5u64;
+            // Build tables with holes in their slabs (deleted keys), some
+            // deadlines, some of them already passed.
+            for (db, k, v, e, del) in setup {
+                let key = vec![k];
+                if del {
+                    shard.db(db).remove(&key, 0);
+                    model[db].remove(&key);
+                } else {
+                    let at = if e == 0 { 0 } else { e };
+                    shard.db(db).insert(&key, Value::str(&[v]), at, 0);
+                    model[db].insert(key, (Value::str(&[v]), at));
+                }
+            }
+            let want = [stored(shard.db_ref(0)), stored(shard.db_ref(1))];
+            for db in 0..2 {
+                shard.db(db).begin_snapshot(db);
+            }
+            let mut images = [Image::new(), Image::new()];
+            let mut done = [false, false];
+            for op in ops {
+                match op {
+                    Op::Insert(db, k, v, e) => {
+                        let at = if e == 0 { 0 } else { now + e };
+                        shard.db(db).insert(&[k], Value::str(&[v]), at, now);
+                        model[db].insert(vec![k], (Value::str(&[v]), at));
+                    }
+                    Op::Modify(db, k, v) => {
+                        if let Some(e) = shard.db(db).get_mut(&[k], now) {
+                            e.value = Value::str(&[v, v]);
+                            if let Some(m) = model[db].get_mut(&vec![k]) {
+                                m.0 = Value::str(&[v, v]);
+                            }
+                        }
+                    }
+                    Op::Remove(db, k) => {
+                        shard.db(db).remove(&[k], now);
+                        model[db].remove(&vec![k]);
+                    }
+                    Op::Rename(db, k, k2) => {
+                        if let Some(d) = shard.db(db).remove(&[k], now) {
+                            shard.db(db).put_entry_as(d, &[k2], now);
+                            if let Some(m) = model[db].remove(&vec![k]) {
+                                model[db].insert(vec![k2], m);
+                            }
+                        }
+                    }
+                    Op::Move(db, k) => {
+                        if let Some(d) = shard.db(db).remove(&[k], now) {
+                            shard.db(1 - db).put_entry(d, now);
+                            if let Some(m) = model[db].remove(&vec![k]) {
+                                model[1 - db].insert(vec![k], m);
+                            }
+                        }
+                    }
+                    Op::Expire(db, k, e) => {
+                        let at = if e == 0 { 0 } else { now + e };
+                        if shard.db(db).set_expire(&[k], at, now) {
+                            if let Some(m) = model[db].get_mut(&vec![k]) {
+                                m.1 = at;
+                            }
+                        }
+                    }
+                    Op::Get(db, k) => {
+                        let got = shard.db(db).get(&[k], now).map(|e| e.value.clone());
+                        let want = live(&model[db], now).get(&vec![k]).map(|(v, _)| v.clone());
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::ExpireDue(db, n) => {
+                        let mut out = Vec::new();
+                        shard.db(db).expire_due(now, n, &mut out);
+                    }
+                    Op::Clear(db) => {
+                        shard.db(db).clear();
+                        model[db].clear();
+                    }
+                    Op::Swap => {
+                        shard.swap_dbs(0, 1);
+                        model.swap(0, 1);
+                    }
+                    Op::Tick(d) => now += d,
+                    Op::Step(db, budget) => {
+                        if !done[db] {
+                            let t = shard.snapshot_table(db).expect("unfinished snapshot");
+                            done[db] = step(t, budget, &mut images[db]);
+                        }
+                    }
+                }
+                for m in &mut model {
+                    m.retain(|_, (_, at)| *at == 0 || *at > now);
+                }
+            }
+            for (db, image) in images.iter_mut().enumerate() {
+                if !done[db] {
+                    let t = shard.snapshot_table(db).expect("unfinished snapshot");
+                    finish(t, image);
+                }
+                prop_assert!(shard.snapshot_table(db).is_none());
+            }
+            prop_assert_eq!(&images, &want);
+            for (db, m) in model.iter().enumerate() {
+                prop_assert_eq!(live_table(shard.db_ref(db), now), live(m, now));
+            }
         }
     }
 }
