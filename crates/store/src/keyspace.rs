@@ -524,7 +524,10 @@ impl Table {
 // It holds at the flip (cursor 0, side empty). A change to an entry at an
 // index >= cursor that is not in `side` first saves the entry there; a key
 // created at an index >= cursor that is not in `side` gets `None`. Nothing is
-// needed below the cursor: an entry keeps its slab index while its key exists
+// needed below the cursor, nor at or above `end`, the slab's end at the flip:
+// the walk stops there, as everything stored there was created after the
+// flip (keys added to a full slab take the next new index, so they cost the
+// snapshot nothing). An entry keeps its slab index while its key exists
 // (the hash table stores indexes, so its growth, shrinking and rehashing move
 // no entry), and the cursor only advances, so an entry below it is never
 // visited again. Freed slots are reused by later inserts, above or below the
@@ -564,8 +567,11 @@ struct Frozen {
 struct SnapshotState {
     /// The database number at the flip (SWAPDB moves the table, not this).
     db: usize,
-    /// The next slab index to visit; `None` once the walk passed the end.
+    /// The next slab index to visit; `None` once the walk is over.
     cursor: Option<u32>,
+    /// The slab's end at the flip: every entry at or above it was created
+    /// later, so the walk stops there and such creations need no record.
+    end: u32,
     side: HashTable<SideEntry>,
     /// Heap bytes owned by the keys and values in `side`.
     side_heap: usize,
@@ -584,7 +590,7 @@ impl SnapshotState {
 
     /// Whether the walk has yet to visit live index `slot`.
     fn ahead(&self, slot: u32) -> bool {
-        self.frozen.is_none() && self.cursor.is_some_and(|c| slot >= c)
+        self.frozen.is_none() && slot < self.end && self.cursor.is_some_and(|c| slot >= c)
     }
 
     /// Save the flip version of the entry at `slot` before it changes.
@@ -655,6 +661,7 @@ impl Table {
         self.snapshot = Some(Box::new(SnapshotState {
             db,
             cursor: Some(0),
+            end: self.slab.end(),
             side: HashTable::new(),
             side_heap: 0,
             frozen: None,
@@ -683,7 +690,7 @@ impl Table {
                 Some(f) => (&f.slab, &f.deadlines),
                 None => (&self.slab, &self.deadlines),
             };
-            let Some((slot, e)) = slab.iter_from(from).next() else {
+            let Some((slot, e)) = slab.iter_from(from).next().filter(|&(i, _)| i < snap.end) else {
                 snap.cursor = None;
                 break;
             };
@@ -700,7 +707,7 @@ impl Table {
             match snap.side.find_entry(hash, |s| s.key == e.key) {
                 Ok(occ) => {
                     let (s, _) = occ.remove();
-                    snap.side_heap -= s.heap_bytes();
+                    snap.side_heap = snap.side_heap.saturating_sub(s.heap_bytes());
                     if let Some((value, at)) = &s.version {
                         emit(s.key.as_slice(), value, expire_at(*at));
                     }
@@ -717,7 +724,7 @@ impl Table {
         while left > 0 {
             let Some(s) = drain.next() else { break };
             left -= 1;
-            snap.side_heap -= s.heap_bytes();
+            snap.side_heap = snap.side_heap.saturating_sub(s.heap_bytes());
             if let Some((value, at)) = &s.version {
                 emit(s.key.as_slice(), value, expire_at(*at));
             }
@@ -1160,6 +1167,20 @@ mod snapshot_tests {
         }
         t.insert(b"b", s("b1"), 0, 0);
         finish(&mut t, &mut image);
+        assert_eq!(image, want);
+    }
+
+    #[test]
+    fn keys_added_past_the_flip_end_cost_nothing_and_are_not_emitted() {
+        let mut t = table(&["a", "b"]);
+        let want = stored(&t);
+        t.begin_snapshot(0);
+        for i in 0..100 {
+            t.insert(format!("n{i}").as_bytes(), s("new"), 0, 0);
+        }
+        assert_eq!(t.snapshot_side_bytes(), 0);
+        let mut image = Image::new();
+        assert!(step(&mut t, 2, &mut image));
         assert_eq!(image, want);
     }
 

@@ -116,6 +116,15 @@ impl<T> Slab<T> {
         *self = Slab::default();
     }
 
+    /// One past the highest index ever filled since the slab was last empty:
+    /// every stored value's index is below it, and a value inserted later
+    /// either reuses a freed index or gets one at or above it.
+    pub fn end(&self) -> u32 {
+        self.pages.last().map_or(0, |page| {
+            (((self.pages.len() - 1) as u32) << PAGE_SHIFT).saturating_add(page.len() as u32)
+        })
+    }
+
     /// Every stored value, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.pages.iter().flatten().filter_map(Option::as_ref)
@@ -199,6 +208,15 @@ mod tests {
             assert_eq!(s.get(*id), Some(&(i as u32)));
         }
         assert_eq!(s.get(u32::MAX), None);
+        assert_eq!(s.end(), ids[4999] + 1);
+        let last = s.insert(0);
+        assert_eq!(last, ids[4999] + 1);
+        assert_eq!(s.end(), last + 1);
+        // A full page at the end: the bound is the next page's first index.
+        let mut full = Slab::default();
+        let last = (0..4088u32).map(|i| full.insert(i)).last();
+        assert_eq!(full.pages.last().map(Vec::len), Some(PAGE_SLOTS));
+        assert_eq!(Some(full.end()), last.map(|i| i + 1));
     }
 
     #[test]
@@ -282,6 +300,7 @@ mod tests {
                 }
                 prop_assert_eq!(s.len(), model.len());
             }
+            prop_assert!(model.keys().all(|&i| i < s.end()));
             let seen: Vec<(u32, u16)> = s.iter_from(0).map(|(i, v)| (i, *v)).collect();
             let mut want: Vec<(u32, u16)> = model.into_iter().collect();
             want.sort_unstable();
