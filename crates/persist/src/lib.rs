@@ -4,6 +4,7 @@
 //! snapshot reader, Redis's CRC-64 and LZF. It opens no sockets and knows nothing of the engine;
 //! the engine will build store values from what [`rdb::RdbReader`] yields.
 
+pub mod aof;
 pub mod crc64;
 pub mod lzf;
 pub mod rdb;
