@@ -2,9 +2,18 @@
 //!
 //! The byte layout is described in `crates/persist/RDB.md`.
 
+mod convert;
+mod dump;
 mod read;
+mod write;
 
+pub use convert::{to_store_value, ConvertError};
+pub use dump::{dump_payload, dump_payload_with, parse_payload, DumpError};
 pub use read::{read_all, RdbReader};
+pub use write::{
+    module_id, module_name, RdbWriter, WriteOptions, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME,
+    RDB_VERSION,
+};
 
 use thiserror::Error;
 

@@ -683,6 +683,14 @@ impl<'a> RdbReader<'a> {
     }
 }
 
+/// Reads one value as a DUMP payload holds it: the type byte, then the value. Bytes after the
+/// value are not looked at, as Redis does not.
+pub(crate) fn read_type_and_value(data: &[u8]) -> Result<RdbValue, RdbError> {
+    let mut c = Cursor::new(data, 0, true);
+    let ty = c.u8()?;
+    read_value(&mut c, ty, 0)
+}
+
 /// Reads a whole file, handing each key to `f`. Returns the AUX fields.
 pub fn read_all(data: &[u8], mut f: impl FnMut(RdbEntry)) -> Result<Pairs, RdbError> {
     let mut r = RdbReader::new(data)?;
