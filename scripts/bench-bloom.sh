@@ -52,7 +52,7 @@ median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (
 start() {
 	PORT=$(free_port)
 	# shellcheck disable=SC2086
-	taskset -c 0 "$KEEL" --port "$PORT" $KEEL_ARGS >/dev/null 2>&1 &
+	taskset -c 0 "$KEEL" --port "$PORT" --save "" $KEEL_ARGS >/dev/null 2>&1 &
 	PID=$!
 	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
 }

@@ -13,7 +13,7 @@ cd "$ROOT"
 cargo build --release --bin keel-server --bin client-bench >&2
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 KP=$(free_port); RP=$(free_port)
-target/release/keel-server --port "$KP" >/dev/null 2>&1 & KEEL=$!
+target/release/keel-server --port "$KP" --save '' >/dev/null 2>&1 & KEEL=$!
 redis-server --port "$RP" --save '' --appendonly no >/dev/null 2>&1 & REDIS=$!
 trap 'kill $KEEL $REDIS 2>/dev/null || true' EXIT
 for p in "$KP" "$RP"; do

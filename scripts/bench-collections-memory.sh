@@ -50,7 +50,7 @@ for t in hash set zset; do
 			redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
 		else
 			# shellcheck disable=SC2086
-			"$KEEL" --port "$port" $KEEL_ARGS >/dev/null 2>&1 &
+			"$KEEL" --port "$port" --save "" $KEEL_ARGS >/dev/null 2>&1 &
 		fi
 		pid=$!
 		for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done

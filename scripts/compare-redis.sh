@@ -115,7 +115,7 @@ REDIS_PID=$!
 wait_ready redis-server "$REDIS_PID" "$REDIS_PORT" "$WORK/redis.log"
 
 KEEL_PORT=$(free_port)
-"$KEEL_SERVER" --port "$KEEL_PORT" --bind 127.0.0.1 --enable-debug-command yes \
+"$KEEL_SERVER" --port "$KEEL_PORT" --bind 127.0.0.1 --save '' --enable-debug-command yes \
 	$KEEL_ARGS >"$WORK/keel.log" 2>&1 &
 KEEL_PID=$!
 wait_ready keel-server "$KEEL_PID" "$KEEL_PORT" "$WORK/keel.log"

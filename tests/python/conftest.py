@@ -31,7 +31,7 @@ class Server:
                          *[a for a in args if not a.startswith("--threads")]]
         else:
             self.args = [BINARY, "--port", str(self.port), "--bind", "127.0.0.1",
-                         "--enable-debug-command", "yes", *args]
+                         "--save", "", "--enable-debug-command", "yes", *args]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.time() + 10
         while True:

@@ -85,8 +85,7 @@ const fn mem(min: i64) -> Kind {
 }
 
 // The features a later version of Keel brings, named in refusals.
-const RDB: &str = "persistence (RDB snapshots)";
-const AOF: &str = "AOF persistence";
+const AOF_COMMANDS_BASE: &str = "AOF base files written as commands (aof-use-rdb-preamble no)";
 const MAXMEMORY: &str = "maxmemory and eviction";
 const REPLICATION: &str = "replication";
 const ACL: &str = "ACL";
@@ -167,11 +166,9 @@ pub static DIRECTIVES: &[Directive] = &[
     // Redis accepts any non-negative hz and clamps it to 1..=500 (see `canonical`).
     d("hz", "10", int(0, I32), true),
     d("active-expire-effort", "1", int(1, 10), true),
-    // Save points are read as Redis reads them (two `save` lines add up),
-    // but asking for any is refused where a user sets them, at start-up once
-    // every line is read (`refused_save`) and by CONFIG SET: Keel cannot take
-    // RDB snapshots yet, and must not let anyone believe it does.
-    d("save", "", Kind::Special, true),
+    // Save points, read as Redis reads them (two `save` lines add up); the
+    // default is Redis 7's.
+    d("save", "3600 1 300 100 60 10000", Kind::Special, true),
     // When small collections leave their compact encodings (Redis 7.0's
     // names; set-max-listpack-* are Redis 7.2's).
     d("hash-max-listpack-entries", "512", int(0, I64), true),
@@ -241,8 +238,8 @@ pub static DIRECTIVES: &[Directive] = &[
     noop("oom-score-adj-values", "0 200 800", Kind::Special, true),
     noop("crash-log-enabled", "yes", Kind::Bool, true),
     noop("crash-memcheck-enabled", "yes", Kind::Bool, true),
-    noop("rdbcompression", "yes", Kind::Bool, true),
-    noop("rdbchecksum", "yes", Kind::Bool, false),
+    d("rdbcompression", "yes", Kind::Bool, true),
+    d("rdbchecksum", "yes", Kind::Bool, false),
     // Lists are never compressed; the depth is kept for CONFIG GET.
     noop("list-compress-depth", "0", int(0, I32), true),
     noop("io-threads", "1", int(1, 128), false),
@@ -264,34 +261,33 @@ pub static DIRECTIVES: &[Directive] = &[
         true,
     ),
     // Persistence.
-    later(RDB, "dbfilename", "dump.rdb", Kind::Str, true),
-    later(RDB, "stop-writes-on-bgsave-error", "yes", Kind::Bool, true),
-    later(RDB, "rdb-del-sync-files", "no", Kind::Bool, true),
-    later(RDB, "rdb-save-incremental-fsync", "yes", Kind::Bool, true),
-    later(AOF, "appendonly", "no", Kind::Bool, true),
-    later(
-        AOF,
+    d("dbfilename", "dump.rdb", Kind::Str, true),
+    d("stop-writes-on-bgsave-error", "yes", Kind::Bool, true),
+    noop("rdb-del-sync-files", "no", Kind::Bool, true),
+    noop("rdb-save-incremental-fsync", "yes", Kind::Bool, true),
+    d("appendonly", "no", Kind::Bool, true),
+    d(
         "appendfsync",
         "everysec",
         Kind::Enum(&["everysec", "always", "no"]),
         true,
     ),
-    later(AOF, "appendfilename", "appendonly.aof", Kind::Str, false),
-    later(AOF, "appenddirname", "appendonlydir", Kind::Str, false),
-    later(AOF, "no-appendfsync-on-rewrite", "no", Kind::Bool, true),
-    later(AOF, "auto-aof-rewrite-percentage", "100", int(0, I32), true),
-    later(AOF, "auto-aof-rewrite-min-size", "67108864", mem(0), true),
-    later(AOF, "aof-load-truncated", "yes", Kind::Bool, true),
-    later(AOF, "aof-use-rdb-preamble", "yes", Kind::Bool, true),
-    later(AOF, "aof-timestamp-enabled", "no", Kind::Bool, true),
+    d("appendfilename", "appendonly.aof", Kind::Str, false),
+    d("appenddirname", "appendonlydir", Kind::Str, false),
+    noop("no-appendfsync-on-rewrite", "no", Kind::Bool, true),
+    d("auto-aof-rewrite-percentage", "100", int(0, I32), true),
+    d("auto-aof-rewrite-min-size", "67108864", mem(0), true),
+    d("aof-load-truncated", "yes", Kind::Bool, true),
     later(
-        AOF,
-        "aof-rewrite-incremental-fsync",
+        AOF_COMMANDS_BASE,
+        "aof-use-rdb-preamble",
         "yes",
         Kind::Bool,
         true,
     ),
-    later(AOF, "aof-disable-auto-gc", "no", Kind::Bool, true),
+    d("aof-timestamp-enabled", "no", Kind::Bool, true),
+    noop("aof-rewrite-incremental-fsync", "yes", Kind::Bool, true),
+    noop("aof-disable-auto-gc", "no", Kind::Bool, true),
     // Memory limits.
     later(MAXMEMORY, "maxmemory", "0", mem(0), true),
     later(
@@ -962,6 +958,15 @@ pub fn log_warning(msg: &str) {
     }
 }
 
+/// A notice in the server log (persistence progress).
+pub fn log_notice(msg: &str) {
+    if let Some(f) = LOGGER.get() {
+        if log_enabled('*') {
+            f('*', msg);
+        }
+    }
+}
+
 /// `loglevel` as a number (0 debug, 1 verbose, 2 notice, 3 warning) for the
 /// process's log; set at start-up and by CONFIG SET.
 static LOG_VERBOSITY: AtomicU8 = AtomicU8::new(2);
@@ -1075,18 +1080,8 @@ impl Config {
         if !dir.mutable {
             return Err(ConfigError::Immutable);
         }
-        let value = canonical(dir, words, &self.get(dir.name))?;
-        if dir.name == "save" && !value.is_empty() {
-            return Err(ConfigError::NotAvailable(RDB));
-        }
+        canonical(dir, words, &self.get(dir.name))?;
         Ok(dir)
-    }
-
-    /// The save points a configuration asks for and the feature they need,
-    /// if it asks for any: Keel does not take RDB snapshots yet.
-    pub fn refused_save(&self) -> Option<(String, &'static str)> {
-        let points = self.get("save");
-        (!points.is_empty()).then_some((points, RDB))
     }
 
     /// Recorded no-op directives set to something other than their default,

@@ -178,7 +178,7 @@ impl<'a> Ctx<'a> {
 
     /// Log an additional effect now, in the given database.
     pub fn log_effect(&mut self, db: usize, argv: Vec<Bytes>) {
-        if self.engine.sink.is_some() {
+        if self.engine.logging() {
             self.effects.push((db, argv));
         }
     }

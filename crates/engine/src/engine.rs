@@ -90,6 +90,11 @@ pub struct Engine {
     /// SLOWLOG's entries and the latency monitor's events.
     pub slowlog: crate::slowlog::SlowLog,
     pub latency: crate::latency::LatencyMonitor,
+    /// The AOF, snapshots and their state.
+    pub persist: crate::persistence::Persistence,
+    /// This engine as a weak handle, for background jobs (set by
+    /// [`Engine::install_self`] once it lives in an `Arc`).
+    pub me: std::sync::OnceLock<std::sync::Weak<Engine>>,
 }
 
 pub struct EngineBuilder {
@@ -159,6 +164,8 @@ impl EngineBuilder {
             pause: crate::pause::Pause::default(),
             slowlog: crate::slowlog::SlowLog::default(),
             latency: crate::latency::LatencyMonitor::default(),
+            persist: crate::persistence::Persistence::default(),
+            me: std::sync::OnceLock::new(),
         }
     }
 }
@@ -166,6 +173,17 @@ impl EngineBuilder {
 impl Engine {
     pub fn new() -> Engine {
         EngineBuilder::default().build()
+    }
+
+    /// Let background jobs (BGSAVE, BGREWRITEAOF) hold this engine.
+    pub fn install_self(self: &Arc<Self>) {
+        let _ = self.me.set(Arc::downgrade(self));
+    }
+
+    /// Whether commands must hand their effects on (an AOF or a sink).
+    #[inline]
+    pub fn logging(&self) -> bool {
+        self.sink.is_some() || self.persist.aof.on()
     }
 
     pub fn now_ms(&self) -> u64 {

@@ -131,6 +131,15 @@ impl Engine {
                 return (self.rejected(&argv, Some(id), e), Vec::new());
             }
         }
+        if spec.flags.contains(Flags::WRITE)
+            && self.persist.writes_refused.load(Ordering::Relaxed)
+            && session.multi.is_none()
+        {
+            return (
+                self.rejected(&argv, Some(id), CmdError::Other(MISCONF.into())),
+                Vec::new(),
+            );
+        }
         if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
             session.handle.last_cmd.store(id, Ordering::Relaxed);
             session.postponed = Some(argv);
@@ -321,7 +330,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     }
     // Keys that expired on access are deleted; log those before the command.
     let mut expired = 0u64;
-    let sink = engine.sink.is_some();
+    let sink = engine.logging();
     let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
     ctx.guards.for_each(|shard| {
         for db in 0..shard.databases() {
@@ -394,13 +403,28 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     reply
 }
 
+/// Redis's refusal of writes after a failed background save.
+const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently \
+    unable to persist to disk. Commands that may modify the data set are disabled, because this \
+    instance is configured to report errors during writes if RDB snapshotting fails \
+    (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB \
+    error.";
+
 /// Flush what a top-level command produced: effects to the sink (locks still
 /// held) and hit/miss counters.
 pub(crate) fn finish(ctx: &mut Ctx<'_>) {
-    if let Some(sink) = ctx.engine.sink.as_ref() {
-        for (db, argv) in ctx.effects.drain(..) {
-            sink.append(db, &argv);
+    if !ctx.effects.is_empty() {
+        let aof = &ctx.engine.persist.aof;
+        if aof.on() {
+            let seq = aof.append(&ctx.effects, ctx.tick.now_ms());
+            ctx.session.handle.aof_seq.fetch_max(seq, Ordering::Relaxed);
         }
+        if let Some(sink) = ctx.engine.sink.as_ref() {
+            for (db, argv) in &ctx.effects {
+                sink.append(*db, argv);
+            }
+        }
+        ctx.effects.clear();
     }
     if ctx.hits > 0 || ctx.misses > 0 {
         let ncmds = ctx.engine.commands.len();

@@ -52,16 +52,28 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
                     keys.clear();
                     let n = shard.db(db).expire_due(now, BATCH, &mut keys);
                     removed += n;
+                    let logging = engine.logging();
+                    let mut dels = Vec::new();
                     for k in &keys {
                         engine.watches.touch(db, k.as_slice());
-                        if let Some(sink) = engine.sink.as_ref() {
-                            sink.append(
+                        if logging {
+                            dels.push((
                                 db,
-                                &[
+                                vec![
                                     Bytes::from_static(b"DEL"),
                                     Bytes::copy_from_slice(k.as_slice()),
                                 ],
-                            );
+                            ));
+                        }
+                    }
+                    if !dels.is_empty() {
+                        if engine.persist.aof.on() {
+                            engine.persist.aof.append(&dels, now);
+                        }
+                        if let Some(sink) = engine.sink.as_ref() {
+                            for (db, argv) in &dels {
+                                sink.append(*db, argv);
+                            }
                         }
                     }
                     if n < BATCH {

@@ -19,6 +19,7 @@ mod keyspecs;
 pub mod latency;
 pub mod monitor;
 pub mod pause;
+pub mod persistence;
 pub mod session;
 pub mod slowlog;
 pub mod spec;

@@ -20,6 +20,9 @@ pub struct ClientHandle {
     pub db: AtomicUsize,
     /// Command-table id of the last command run, for CLIENT LIST `cmd=`.
     pub last_cmd: AtomicUsize,
+    /// The AOF position this client's replies wait for under `appendfsync
+    /// always` (0: none); set by the executor, taken by the connection.
+    pub aof_seq: std::sync::atomic::AtomicU64,
     pub last_interaction_ms: AtomicU64,
     pub resp: AtomicU8,
     pub in_multi: AtomicBool,
@@ -118,6 +121,7 @@ impl ClientHandle {
             lib_ver: Mutex::new(None),
             db: AtomicUsize::new(0),
             last_cmd: AtomicUsize::new(usize::MAX),
+            aof_seq: std::sync::atomic::AtomicU64::new(0),
             last_interaction_ms: AtomicU64::new(now_ms),
             resp: AtomicU8::new(2),
             in_multi: AtomicBool::new(false),

@@ -150,10 +150,23 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     // Enough shards that worker threads rarely meet on one lock.
     builder.shard_bits = 6;
     let engine = Arc::new(builder.build());
+    engine.install_self();
+    let _ = engine
+        .persist
+        .aof
+        .on_durable
+        .set(Box::new(|| net::durable_notify().notify_waiters()));
 
     // Bind every listener before announcing readiness.
     let bound = listen_or_exit(&bind, port, backlog, &pidfile);
     engine.tcp_port.store(u64::from(port), Ordering::Relaxed);
+
+    // Load what is on disk (connections wait in the listen backlog).
+    if let Err(why) = keel_engine::persistence::start(&engine) {
+        warn!("{why}");
+        pidfile_cleanup(&pidfile);
+        std::process::exit(1);
+    }
 
     let stop = Arc::new(tokio::sync::Notify::new());
     {
@@ -203,6 +216,14 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(cron(engine.clone(), stop.clone()));
+    if !engine.persist.shutdown_done.load(Ordering::SeqCst) {
+        // A signal: fsync the AOF, and save when save points are set.
+        let save = !engine.config.get("save").is_empty();
+        if let Err(why) = keel_engine::persistence::prepare_shutdown(&engine, save) {
+            warn!("Error trying to save the DB, can't exit. {why}");
+        }
+    }
+    engine.persist.aof.stop();
     for c in engine.clients.lock().values() {
         c.kill();
     }
@@ -301,6 +322,7 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
         tokio::select! {
             _ = tick => {
                 keel_engine::commands::server::cron_sample(&engine);
+                keel_engine::persistence::snapshot::cron(&engine);
                 if clients_looked.elapsed() >= std::time::Duration::from_secs(1) {
                     clients_looked = std::time::Instant::now();
                     net::clients_cron(&engine);

@@ -671,6 +671,10 @@ async fn connection_loop(
             if matches!(step, Step::Close) && exiting(engine, &handle) {
                 return Ok(());
             }
+            let seq = handle.aof_seq.swap(0, Ordering::Relaxed);
+            if seq != 0 {
+                wait_durable(engine, seq).await;
+            }
             if !wbuf.is_empty() && !write_replies(engine, &handle, stream, &mut wbuf, wake).await? {
                 return Ok(());
             }
@@ -708,6 +712,28 @@ async fn connection_loop(
         if rbuf.len() as i64 > engine.config.query_buffer_limit() {
             return Ok(());
         }
+    }
+}
+
+/// Wakes connections whose replies wait for the AOF (`appendfsync always`).
+pub fn durable_notify() -> &'static Notify {
+    static N: std::sync::OnceLock<Notify> = std::sync::OnceLock::new();
+    N.get_or_init(Notify::new)
+}
+
+/// Under `appendfsync always`, hold the replies until the fsync that covers
+/// this connection's last write: the AOF thread fsyncs once for every write
+/// that arrived meanwhile, from any connection (group commit).
+async fn wait_durable(engine: &Engine, seq: u64) {
+    let aof = &engine.persist.aof;
+    loop {
+        let notified = durable_notify().notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if !aof.must_wait(seq) {
+            return;
+        }
+        notified.await;
     }
 }
 

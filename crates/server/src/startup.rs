@@ -64,7 +64,6 @@ pub struct Loader<'c> {
     /// on each `save` line replaces the points before it.
     after_include: bool,
     /// Where the last `save` line stood, to name it if points are refused.
-    last_save: Option<Origin>,
     errors: Vec<StartupError>,
 }
 
@@ -73,7 +72,6 @@ impl<'c> Loader<'c> {
         Loader {
             config,
             after_include: false,
-            last_save: None,
             errors: Vec::new(),
         }
     }
@@ -83,22 +81,8 @@ impl<'c> Loader<'c> {
         self.apply_text(file, text, 0);
     }
 
-    /// Every error found, in the order of the lines, and last a refusal of
-    /// the save points the lines added up to, which need RDB snapshots.
-    pub fn finish(mut self) -> Result<(), Vec<StartupError>> {
-        if let Some((points, feature)) = self.config.refused_save() {
-            let origin = self.last_save.take().unwrap_or(Origin {
-                file: "(command line)".into(),
-                line: 0,
-                text: "save".into(),
-            });
-            self.errors.push(StartupError {
-                origin,
-                message: format!(
-                    "the save lines ask for snapshots at '{points}', which need {feature}, not available in this build of Keel; use save \"\" until then"
-                ),
-            });
-        }
+    /// Every error found, in the order of the lines.
+    pub fn finish(self) -> Result<(), Vec<StartupError>> {
         if self.errors.is_empty() {
             Ok(())
         } else {
@@ -134,13 +118,6 @@ impl<'c> Loader<'c> {
                     self.errors.push(fail(e));
                 }
                 continue;
-            }
-            if name.eq_ignore_ascii_case("save") {
-                self.last_save = Some(Origin {
-                    file: file.to_string(),
-                    line: i + 1,
-                    text: line.to_string(),
-                });
             }
             if let Err(e) = self.config.apply_line(name, &values, !self.after_include) {
                 self.errors.push(fail(match e {

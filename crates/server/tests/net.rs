@@ -68,7 +68,16 @@ fn spawn(prefix: &[&str], port: u16, extra: &[&str], log: &std::path::Path) -> C
     let port_s = port.to_string();
     let mut args: Vec<&str> = prefix.to_vec();
     args.push(BIN);
-    args.extend(["--port", &port_s, "--bind", "127.0.0.1", "--threads", "2"]);
+    args.extend([
+        "--port",
+        &port_s,
+        "--bind",
+        "127.0.0.1",
+        "--threads",
+        "2",
+        "--save",
+        "",
+    ]);
     args.extend_from_slice(extra);
     Command::new(args[0])
         .args(&args[1..])

@@ -21,7 +21,16 @@ impl Server {
     fn start(extra: &[&str]) -> Server {
         let port = free_port();
         let port_s = port.to_string();
-        let mut args = vec!["--port", &port_s, "--bind", "127.0.0.1", "--threads", "1"];
+        let mut args = vec![
+            "--port",
+            &port_s,
+            "--bind",
+            "127.0.0.1",
+            "--threads",
+            "1",
+            "--save",
+            "",
+        ];
         args.extend_from_slice(extra);
         let child = Command::new(BIN)
             .args(&args)
@@ -505,7 +514,7 @@ fn config_file_is_applied() {
     let port = free_port();
     let path = temp_file(
         "good.conf",
-        &format!("port {port}\nbind 127.0.0.1\nthreads 1\nmaxclients 1\n"),
+        &format!("port {port}\nbind 127.0.0.1\nthreads 1\nmaxclients 1\nsave \"\"\n"),
     );
     let mut child = Command::new(BIN)
         .arg(&path)

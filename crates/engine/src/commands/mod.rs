@@ -16,6 +16,7 @@ pub mod introspection;
 pub mod keys;
 pub mod lists;
 pub mod operator;
+pub mod persistence;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -50,6 +51,7 @@ pub fn table() -> CommandTable {
         blocking::COMMANDS,
         bloom::COMMANDS,
         operator::COMMANDS,
+        persistence::COMMANDS,
     ])
 }
 

@@ -381,34 +381,160 @@ fn info_client_memory(e: &Engine, out: &mut String) {
 }
 
 fn info_persistence(e: &Engine, out: &mut String) {
+    use crate::persistence::snapshot::JobKind;
+    let p = &e.persist;
+    let st = &p.stats;
+    let job = p
+        .job
+        .lock()
+        .as_ref()
+        .map(|j| (j.kind, j.started.elapsed().as_secs()));
+    let running = |k: JobKind| job.is_some_and(|(kind, _)| kind == k);
+    let age = |k: JobKind| match job {
+        Some((kind, secs)) if kind == k => secs as i64,
+        _ => -1,
+    };
+    let ok = |b: &std::sync::atomic::AtomicBool| {
+        if b.load(Ordering::Relaxed) {
+            "ok"
+        } else {
+            "err"
+        }
+    };
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     out.push_str("# Persistence\r\n");
-    field!(out, "loading", "0");
+    field!(
+        out,
+        "loading",
+        "{}",
+        u8::from(p.loading.load(Ordering::Relaxed))
+    );
     field!(out, "async_loading", "0");
-    field!(out, "rdb_changes_since_last_save", "{}", e.stats.dirty());
-    field!(out, "rdb_bgsave_in_progress", "0");
+    // No fork, so no copy-on-write of pages; the side copies of entries
+    // changed during a snapshot are what Keel holds instead.
+    field!(out, "current_cow_peak", "0");
+    field!(out, "current_cow_size", "0");
+    field!(out, "current_cow_size_age", "0");
+    field!(out, "current_fork_perc", "0.00");
+    field!(out, "current_save_keys_processed", "0");
+    field!(out, "current_save_keys_total", "0");
+    field!(
+        out,
+        "rdb_changes_since_last_save",
+        "{}",
+        e.stats.dirty().saturating_sub(load(&p.dirty_at_save))
+    );
+    field!(
+        out,
+        "rdb_bgsave_in_progress",
+        "{}",
+        u8::from(running(JobKind::Bgsave))
+    );
     field!(
         out,
         "rdb_last_save_time",
         "{}",
         e.last_save_s.load(Ordering::Relaxed)
     );
-    field!(out, "rdb_last_bgsave_status", "ok");
-    field!(out, "rdb_last_bgsave_time_sec", "-1");
-    field!(out, "rdb_current_bgsave_time_sec", "-1");
-    field!(out, "rdb_saves", "0");
+    field!(
+        out,
+        "rdb_last_bgsave_status",
+        "{}",
+        ok(&st.rdb_last_bgsave_ok)
+    );
+    field!(
+        out,
+        "rdb_last_bgsave_time_sec",
+        "{}",
+        st.rdb_last_bgsave_time_sec.load(Ordering::Relaxed)
+    );
+    field!(
+        out,
+        "rdb_current_bgsave_time_sec",
+        "{}",
+        age(JobKind::Bgsave)
+    );
+    field!(out, "rdb_saves", "{}", load(&st.rdb_saves));
+    field!(out, "rdb_last_cow_size", "0");
+    field!(
+        out,
+        "rdb_last_load_keys_expired",
+        "{}",
+        load(&st.load_keys_expired)
+    );
+    field!(
+        out,
+        "rdb_last_load_keys_loaded",
+        "{}",
+        load(&st.load_keys_loaded)
+    );
     field!(
         out,
         "aof_enabled",
         "{}",
         u8::from(e.config.get_bool("appendonly"))
     );
-    field!(out, "aof_rewrite_in_progress", "0");
-    field!(out, "aof_rewrite_scheduled", "0");
-    field!(out, "aof_last_rewrite_time_sec", "-1");
-    field!(out, "aof_current_rewrite_time_sec", "-1");
-    field!(out, "aof_last_bgrewrite_status", "ok");
-    field!(out, "aof_rewrites", "0");
-    field!(out, "aof_last_write_status", "ok");
+    field!(
+        out,
+        "aof_rewrite_in_progress",
+        "{}",
+        u8::from(running(JobKind::Rewrite))
+    );
+    field!(
+        out,
+        "aof_rewrite_scheduled",
+        "{}",
+        u8::from(p.rewrite_scheduled.load(Ordering::Relaxed))
+    );
+    field!(
+        out,
+        "aof_last_rewrite_time_sec",
+        "{}",
+        st.aof_last_rewrite_time_sec.load(Ordering::Relaxed)
+    );
+    field!(
+        out,
+        "aof_current_rewrite_time_sec",
+        "{}",
+        age(JobKind::Rewrite)
+    );
+    field!(
+        out,
+        "aof_last_bgrewrite_status",
+        "{}",
+        ok(&st.aof_last_rewrite_ok)
+    );
+    field!(out, "aof_rewrites", "{}", load(&st.aof_rewrites));
+    field!(
+        out,
+        "aof_rewrites_consecutive_failures",
+        "{}",
+        load(&st.aof_rewrites_consecutive_failures)
+    );
+    field!(
+        out,
+        "aof_last_write_status",
+        "{}",
+        ok(&p.aof.stats.last_write_ok)
+    );
+    field!(out, "aof_last_cow_size", "0");
+    field!(out, "module_fork_in_progress", "0");
+    field!(out, "module_fork_last_cow_size", "0");
+    if p.aof.on() {
+        let a = &p.aof.stats;
+        let base = load(&a.base_size);
+        field!(out, "aof_current_size", "{}", base + load(&a.current_size));
+        field!(out, "aof_base_size", "{}", base);
+        field!(
+            out,
+            "aof_pending_rewrite",
+            "{}",
+            u8::from(p.rewrite_scheduled.load(Ordering::Relaxed))
+        );
+        field!(out, "aof_buffer_length", "0");
+        field!(out, "aof_pending_bio_fsync", "0");
+        field!(out, "aof_delayed_fsync", "{}", load(&a.delayed_fsync));
+    }
 }
 
 fn info_stats(e: &Engine, out: &mut String) {
@@ -799,6 +925,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         if dir.name == "dir" {
             std::env::set_current_dir(value).map_err(|e| set_failed(dir.name, e))?;
         }
+        crate::persistence::config_changed(ctx.engine, dir.name);
     }
     Ok(Frame::ok())
 }
@@ -973,7 +1100,8 @@ pub(crate) const SHUTDOWN: CommandSpec = CommandSpec {
         .union(Flags::LOADING)
         .union(Flags::STALE)
         .union(Flags::NO_MULTI)
-        .union(Flags::ALLOW_BUSY),
+        .union(Flags::ALLOW_BUSY)
+        .union(Flags::ALL_SHARDS),
     keys: Keys::None,
     summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.",
     since: "1.0.0",
@@ -982,11 +1110,11 @@ pub(crate) const SHUTDOWN: CommandSpec = CommandSpec {
     run: shutdown,
 };
 
-/// Keel keeps no snapshot, so a shutdown that must save (SAVE, or save points
-/// configured without NOSAVE) fails the way Redis's does when its save fails,
-/// unless FORCE says to exit anyway. A shutdown never waits (NOW is implied), so
-/// ABORT always finds none in progress. On success the connection is closed with
-/// no reply, as Redis does.
+/// The AOF is fsynced; a shutdown that must save (SAVE, or save points
+/// configured without NOSAVE) writes the snapshot with every lock held, and
+/// if that fails refuses as Redis does, unless FORCE says to exit anyway. A
+/// shutdown never waits (NOW is implied), so ABORT always finds none in
+/// progress. On success the connection is closed with no reply, as Redis does.
 fn shutdown(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let (mut nosave, mut save, mut force, mut abort, mut other) =
         (false, false, false, false, false);
@@ -1012,21 +1140,24 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Err(CmdError::err("No shutdown in progress."));
     }
     let wants_save = save || (!nosave && !ctx.engine.config.get("save").is_empty());
-    if wants_save && !force {
-        // The client only sees "check logs", so the log must say why.
-        let points = ctx.engine.config.get("save");
-        config::log_warning(&format!(
-            "SHUTDOWN refused: it must save a snapshot ({}), and persistence (RDB snapshots) \
-             is not available in this build of Keel. SHUTDOWN NOSAVE exits without saving; \
-             FORCE exits anyway.",
-            if save {
-                "SAVE was given".to_string()
-            } else {
-                format!("save points are configured: save {points}")
-            }
-        ));
-        return Err(CmdError::err("Errors trying to SHUTDOWN. Check logs."));
+    if let Err(why) = crate::persistence::prepare_shutdown(ctx.engine, false) {
+        config::log_warning(&why);
     }
+    if wants_save {
+        if let Err(why) = crate::persistence::snapshot::save_foreground(ctx) {
+            config::log_warning(&format!("Error trying to save the DB, can't exit. {why}"));
+            if !force {
+                config::log_warning(
+                    "Errors trying to shut down the server. Check the logs for more information.",
+                );
+                return Err(CmdError::err("Errors trying to SHUTDOWN. Check logs."));
+            }
+        }
+    }
+    ctx.engine
+        .persist
+        .shutdown_done
+        .store(true, Ordering::SeqCst);
     ctx.engine.request_shutdown();
     ctx.session.handle.kill();
     Ok(Frame::ok())
@@ -1091,6 +1222,13 @@ fn debug(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             "    Add <count> string keys named <prefix>:<n> (prefix 'key' by default) with",
             "    values value:<n>, cut or zero-padded to <size> bytes when given. Keys that",
             "    already exist are left alone.",
+            "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+            "    Save the RDB on disk and reload it back to memory. By default it will save",
+            "    the RDB file and load it back. With the NOFLUSH option the current database",
+            "    is not removed before loading the new one, but conflicts in keys will kill",
+            "    the server with an exception. When MERGE is used, conflicting keys will be",
+            "    loaded (the key in the loaded RDB file will win). When NOSAVE is used, the",
+            "    server will not save the current dataset in the RDB file before loading.",
             "SLEEP <seconds>",
             "    Hold the keyspace for <seconds> (fractions allowed) before replying.",
             "HELP",
@@ -1104,12 +1242,67 @@ fn debug(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Ok(Frame::ok())
     } else if is(sub, "POPULATE") && (3..=5).contains(&argc) {
         populate(ctx, args)
+    } else if is(sub, "RELOAD") {
+        debug_reload(ctx, args)
     } else {
         Err(CmdError::err(format!(
             "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
             String::from_utf8_lossy(sub)
         )))
     }
+}
+
+/// DEBUG RELOAD: save (unless NOSAVE), empty the keyspace (unless NOFLUSH),
+/// load the file back; every lock is held throughout (DEBUG is ALL_SHARDS).
+fn debug_reload(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let (mut flush, mut save) = (true, true);
+    for a in args.rest() {
+        if is(a, "MERGE") {
+            continue;
+        } else if is(a, "NOFLUSH") {
+            flush = false;
+        } else if is(a, "NOSAVE") {
+            save = false;
+        } else {
+            return Err(CmdError::err(
+                "DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            ));
+        }
+    }
+    if save && crate::persistence::snapshot::save_foreground(ctx).is_err() {
+        return Err(CmdError::err("Error trying to save the DB"));
+    }
+    if flush {
+        ctx.for_each_shard(|s| {
+            for db in 0..s.databases() {
+                s.db(db).clear();
+            }
+        });
+    }
+    let engine = ctx.engine;
+    let now = ctx.now_ms();
+    let path = crate::persistence::snapshot::rdb_path(engine);
+    let mut failed = None;
+    let r =
+        crate::persistence::load::load_rdb(engine, &path, &mut |db, key, value, expire| match ctx
+            .table_in(db, key)
+        {
+            Ok(t) => {
+                t.insert(key, value, expire, now);
+            }
+            Err(e) => failed = Some(e),
+        });
+    if let Err(why) = r {
+        config::log_warning(&why);
+        return Err(CmdError::err(
+            "Error trying to load the RDB dump, check server logs.",
+        ));
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    config::log_notice("DB reloaded by DEBUG RELOAD");
+    Ok(Frame::ok())
 }
 
 /// The number at the start of `a`, 0 if there is none (C's strtod, which DEBUG

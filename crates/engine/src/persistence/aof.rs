@@ -1,0 +1,346 @@
+//! The append-only file as the engine drives it: effects arrive from the
+//! executor (under the writers' shard locks, so the buffer's order is the
+//! execution order), one background thread writes them, and with
+//! `appendfsync always` it fsyncs once for everything that arrived while the
+//! previous fsync ran (group commit). Connections wait for their own position
+//! (`durable`) before their replies leave; no worker touches the disk.
+//!
+//! The files are Redis 7's multi-part layout (`keel_persist::aof`): a base
+//! (an RDB preamble or commands), incremental files, and a manifest naming
+//! them; the manifest is replaced atomically (temp file, fsync, rename), so a
+//! crash at any moment leaves one complete set to load.
+
+use bytes::Bytes;
+use keel_persist::aof::{encode_command, AofFile, Manifest};
+use parking_lot::{Condvar, Mutex};
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+pub const FSYNC_NO: u8 = 0;
+pub const FSYNC_EVERYSEC: u8 = 1;
+pub const FSYNC_ALWAYS: u8 = 2;
+
+pub fn policy_of(name: &str) -> u8 {
+    match name {
+        "always" => FSYNC_ALWAYS,
+        "no" => FSYNC_NO,
+        _ => FSYNC_EVERYSEC,
+    }
+}
+
+/// What the executor appends to, and the writer thread drains.
+#[derive(Default)]
+struct Pending {
+    buf: Vec<u8>,
+    /// Bytes ever appended (the position of the end of `buf`).
+    appended: u64,
+    /// The database the log's last command ran in.
+    db: Option<usize>,
+    /// Switch to a new incremental file at this absolute position (a rewrite's
+    /// flip): bytes before it belong to the old file, bytes after to the new.
+    switch: Option<(u64, File)>,
+    /// The writer thread should exit once `buf` is written.
+    stop: bool,
+    /// A SELECT must be logged before the next command (a new file starts).
+    reselect: bool,
+}
+
+#[derive(Default)]
+pub struct AofStats {
+    pub current_size: AtomicU64,
+    pub base_size: AtomicU64,
+    pub last_write_ok: AtomicBool,
+    pub delayed_fsync: AtomicU64,
+    pub pending_fsync: AtomicU64,
+}
+
+pub struct Aof {
+    /// Effects are logged (appendonly yes, or a rewrite is turning it on).
+    on: AtomicBool,
+    pending: Mutex<Pending>,
+    wake: Condvar,
+    /// The position every byte before which is written (and, under
+    /// `always`, fsynced).
+    durable: AtomicU64,
+    pub policy: AtomicU8,
+    /// Installed by the server: wakes connections waiting on `durable`.
+    pub on_durable: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The writer thread runs (replies may wait on it).
+    running: AtomicBool,
+    /// The directory state: manifest and the names in use.
+    pub files: Mutex<AofFiles>,
+    pub stats: AofStats,
+    pub timestamps: AtomicBool,
+}
+
+/// Where the AOF lives and what its manifest says.
+pub struct AofFiles {
+    pub dir: PathBuf,
+    pub filename: String,
+    pub manifest: Manifest,
+}
+
+impl AofFiles {
+    pub fn manifest_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.manifest", self.filename))
+    }
+
+    pub fn path(&self, f: &AofFile) -> PathBuf {
+        self.dir.join(&f.name)
+    }
+
+    /// Write the manifest atomically: temp file, fsync, rename, fsync the
+    /// directory.
+    pub fn persist_manifest(&self) -> std::io::Result<()> {
+        let tmp = self.dir.join(format!("temp-{}.manifest", self.filename));
+        let mut f = File::create(&tmp)?;
+        f.write_all(self.manifest.to_text().as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, self.manifest_path())?;
+        sync_dir(&self.dir)
+    }
+}
+
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+impl Default for Aof {
+    fn default() -> Self {
+        Aof {
+            on: AtomicBool::new(false),
+            pending: Mutex::new(Pending::default()),
+            wake: Condvar::new(),
+            durable: AtomicU64::new(0),
+            policy: AtomicU8::new(FSYNC_EVERYSEC),
+            on_durable: OnceLock::new(),
+            writer: Mutex::new(None),
+            running: AtomicBool::new(false),
+            files: Mutex::new(AofFiles {
+                dir: PathBuf::from("appendonlydir"),
+                filename: "appendonly.aof".into(),
+                manifest: Manifest::default(),
+            }),
+            stats: AofStats::default(),
+            timestamps: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Aof {
+    /// Whether effects are being logged: one relaxed load on the write path.
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Append one command's effects (a transaction's as one unit, so nothing
+    /// from another thread lands inside it). Returns the position a reply
+    /// must wait for under `appendfsync always`.
+    pub fn append(&self, effects: &[(usize, Vec<Bytes>)], now_ms: u64) -> u64 {
+        let mut p = self.pending.lock();
+        let start = p.buf.len();
+        if self.timestamps.load(Ordering::Relaxed) {
+            let _ = write!(p.buf, "#TS:{}\r\n", now_ms / 1000);
+        }
+        for (db, argv) in effects {
+            if p.db != Some(*db) || p.reselect {
+                let n = db.to_string();
+                encode_command(&mut p.buf, &[b"SELECT".as_slice(), n.as_bytes()]);
+                p.db = Some(*db);
+                p.reselect = false;
+            }
+            encode_command(&mut p.buf, argv);
+        }
+        let added = (p.buf.len() - start) as u64;
+        p.appended += added;
+        let end = p.appended;
+        drop(p);
+        self.wake.notify_one();
+        end
+    }
+
+    /// Whether a reply covering position `seq` must still wait.
+    #[inline]
+    pub fn must_wait(&self, seq: u64) -> bool {
+        seq > self.durable.load(Ordering::Acquire)
+            && self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS
+            && self.running.load(Ordering::Relaxed)
+    }
+
+    /// Start logging into `incr` (already created and named in the
+    /// manifest); the writer thread starts if it is not running.
+    pub fn start(self: &Arc<Self>, incr: File) {
+        {
+            let mut p = self.pending.lock();
+            p.stop = false;
+            p.reselect = true;
+            let at = p.appended;
+            p.switch = Some((at, incr));
+        }
+        self.on.store(true, Ordering::Relaxed);
+        let mut w = self.writer.lock();
+        if w.is_none() {
+            let me = self.clone();
+            *w = std::thread::Builder::new()
+                .name("keel-aof".into())
+                .spawn(move || me.writer_loop())
+                .ok();
+            self.running.store(w.is_some(), Ordering::Relaxed);
+        }
+    }
+
+    /// Switch to a new incremental file at the current position. Called with
+    /// every shard locked (a rewrite's flip), so the position is exact.
+    pub fn switch_to(&self, incr: File) {
+        let mut p = self.pending.lock();
+        let at = p.appended;
+        p.switch = Some((at, incr));
+        p.reselect = true;
+        drop(p);
+        self.wake.notify_one();
+    }
+
+    /// Stop logging, write and fsync what is pending, stop the thread.
+    pub fn stop(&self) {
+        self.on.store(false, Ordering::Relaxed);
+        {
+            let mut p = self.pending.lock();
+            p.stop = true;
+        }
+        self.wake.notify_one();
+        let handle = self.writer.lock().take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+        self.running.store(false, Ordering::Relaxed);
+        self.notify();
+    }
+
+    /// Write and fsync everything appended so far (SHUTDOWN, before exit).
+    pub fn flush_and_sync(&self) {
+        if !self.running.load(Ordering::Relaxed) {
+            return;
+        }
+        let target = self.pending.lock().appended;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let was = self.policy.swap(FSYNC_ALWAYS, Ordering::Relaxed);
+        self.wake.notify_one();
+        while self.durable.load(Ordering::Acquire) < target && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+            self.wake.notify_one();
+        }
+        self.policy.store(was, Ordering::Relaxed);
+    }
+
+    fn notify(&self) {
+        if let Some(f) = self.on_durable.get() {
+            f();
+        }
+    }
+
+    fn writer_loop(self: Arc<Self>) {
+        let mut file: Option<File> = None;
+        let mut last_sync = Instant::now();
+        let mut unsynced = false;
+        let mut spare: Vec<u8> = Vec::new();
+        loop {
+            let (mut data, end, switch, stop) = {
+                let mut p = self.pending.lock();
+                while p.buf.is_empty() && p.switch.is_none() && !p.stop {
+                    let policy = self.policy.load(Ordering::Relaxed);
+                    if unsynced && policy == FSYNC_EVERYSEC {
+                        let left = Duration::from_secs(1).saturating_sub(last_sync.elapsed());
+                        if left.is_zero() {
+                            break;
+                        }
+                        self.wake.wait_for(&mut p, left);
+                    } else if unsynced && policy == FSYNC_ALWAYS {
+                        break;
+                    } else {
+                        self.wake.wait_for(&mut p, Duration::from_millis(100));
+                    }
+                }
+                let data = std::mem::replace(&mut p.buf, std::mem::take(&mut spare));
+                let end = p.appended;
+                (data, end, p.switch.take(), p.stop)
+            };
+            let start = end - data.len() as u64;
+            let mut rest: &[u8] = &data;
+            if let Some((at, newfile)) = switch {
+                let cut = (at.saturating_sub(start) as usize).min(rest.len());
+                if let Some(f) = file.as_mut() {
+                    self.write_out(f, &rest[..cut]);
+                    let _ = f.sync_data();
+                }
+                rest = &rest[cut..];
+                file = Some(newfile);
+                self.stats.current_size.store(0, Ordering::Relaxed);
+                unsynced = false;
+            }
+            if let Some(f) = file.as_mut() {
+                if !rest.is_empty() {
+                    self.write_out(f, rest);
+                    unsynced = true;
+                }
+                let policy = self.policy.load(Ordering::Relaxed);
+                let due = match policy {
+                    FSYNC_ALWAYS => unsynced,
+                    FSYNC_EVERYSEC => unsynced && last_sync.elapsed() >= Duration::from_secs(1),
+                    _ => false,
+                };
+                if due || (stop && unsynced) {
+                    if let Err(e) = f.sync_data() {
+                        crate::config::log_warning(&format!(
+                            "Can't persist the append only file to disk (fsync): {e}"
+                        ));
+                    }
+                    last_sync = Instant::now();
+                    unsynced = false;
+                }
+            }
+            self.durable.store(end, Ordering::Release);
+            self.notify();
+            data.clear();
+            spare = data;
+            if stop {
+                return;
+            }
+        }
+    }
+
+    fn write_out(&self, f: &mut File, bytes: &[u8]) {
+        let mut tries = 0;
+        loop {
+            match f.write_all(bytes) {
+                Ok(()) => {
+                    self.stats.last_write_ok.store(true, Ordering::Relaxed);
+                    self.stats
+                        .current_size
+                        .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    return;
+                }
+                Err(e) => {
+                    self.stats.last_write_ok.store(false, Ordering::Relaxed);
+                    if self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
+                        crate::config::log_warning(&format!(
+                            "Can't recover from AOF write error when the AOF fsync policy is \
+                             'always' ({e}). Exiting..."
+                        ));
+                        std::process::exit(1);
+                    }
+                    tries += 1;
+                    if tries % 100 == 1 {
+                        crate::config::log_warning(&format!("Error writing to the AOF file: {e}"));
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+}

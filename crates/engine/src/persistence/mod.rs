@@ -1,0 +1,254 @@
+//! Persistence as the engine drives it: when to snapshot, the AOF's fsync
+//! policy and effect stream, loading at start-up. The file formats live in
+//! `keel_persist`; this module decides what goes in them and when.
+//!
+//! - `aof`: the append-only file, group commit, the multi-part directory.
+//! - `snapshot`: fork-free snapshots (the per-table copy-on-write of
+//!   `keel_store`), SAVE/BGSAVE/BGREWRITEAOF jobs, save points.
+//! - `load`: reading an RDB or an AOF into the keyspace.
+
+pub mod aof;
+pub mod load;
+pub mod snapshot;
+
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub use aof::Aof;
+
+/// Counters and state INFO persistence reports.
+#[derive(Default)]
+pub struct PersistStats {
+    pub rdb_saves: AtomicU64,
+    pub rdb_last_bgsave_ok: AtomicBool,
+    pub rdb_last_bgsave_time_sec: AtomicI64,
+    pub rdb_last_cow_size: AtomicU64,
+    pub aof_rewrites: AtomicU64,
+    pub aof_last_rewrite_ok: AtomicBool,
+    pub aof_last_rewrite_time_sec: AtomicI64,
+    pub aof_rewrites_consecutive_failures: AtomicU64,
+    pub aof_last_cow_size: AtomicU64,
+    pub load_keys_loaded: AtomicU64,
+    pub load_keys_expired: AtomicU64,
+    /// Unix seconds of the last failed background save (for the retry delay).
+    pub last_bgsave_try_s: AtomicU64,
+}
+
+pub struct Persistence {
+    pub aof: Arc<Aof>,
+    /// The snapshot job in progress, if any (one at a time: the copy-on-write
+    /// state lives in the tables).
+    pub job: Mutex<Option<snapshot::Job>>,
+    pub bgsave_scheduled: AtomicBool,
+    pub rewrite_scheduled: AtomicBool,
+    /// `dirty` as of the image the last successful save wrote.
+    pub dirty_at_save: AtomicU64,
+    pub loading: AtomicBool,
+    /// The current background job's generation: moved on to stop it
+    /// (SHUTDOWN, DEBUG RELOAD), which its thread notices between chunks.
+    pub job_gen: AtomicU64,
+    /// SHUTDOWN already fsynced and saved what it had to.
+    pub shutdown_done: AtomicBool,
+    /// Writes are refused (stop-writes-on-bgsave-error after a failed save).
+    pub writes_refused: AtomicBool,
+    pub stats: PersistStats,
+}
+
+impl Default for Persistence {
+    fn default() -> Self {
+        let stats = PersistStats::default();
+        stats.rdb_last_bgsave_ok.store(true, Ordering::Relaxed);
+        stats.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
+        stats.rdb_last_bgsave_time_sec.store(-1, Ordering::Relaxed);
+        stats.aof_last_rewrite_time_sec.store(-1, Ordering::Relaxed);
+        let aof = Aof::default();
+        aof.stats.last_write_ok.store(true, Ordering::Relaxed);
+        Persistence {
+            aof: Arc::new(aof),
+            job: Mutex::new(None),
+            bgsave_scheduled: AtomicBool::new(false),
+            rewrite_scheduled: AtomicBool::new(false),
+            dirty_at_save: AtomicU64::new(0),
+            loading: AtomicBool::new(false),
+            job_gen: AtomicU64::new(0),
+            shutdown_done: AtomicBool::new(false),
+            writes_refused: AtomicBool::new(false),
+            stats,
+        }
+    }
+}
+
+impl Persistence {
+    pub fn job_running(&self, kind: snapshot::JobKind) -> bool {
+        self.job.lock().as_ref().is_some_and(|j| j.kind == kind)
+    }
+
+    pub fn any_job(&self) -> bool {
+        self.job.lock().is_some()
+    }
+}
+
+/// Load what is on disk and start the AOF if it is on: before clients are
+/// served. Redis's order: the AOF when `appendonly` is yes, else the RDB.
+pub fn start(engine: &Arc<crate::Engine>) -> Result<(), String> {
+    let p = &engine.persist;
+    p.aof.policy.store(
+        aof::policy_of(&engine.config.get("appendfsync")),
+        Ordering::Relaxed,
+    );
+    p.aof.timestamps.store(
+        engine.config.get_bool("aof-timestamp-enabled"),
+        Ordering::Relaxed,
+    );
+    p.loading.store(true, Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let r = if engine.config.get_bool("appendonly") {
+        start_aof(engine)
+    } else {
+        let path = snapshot::rdb_path(engine);
+        if path.is_file() {
+            load::load_rdb(engine, &path, &mut load::insert_locking(engine)).map(|l| {
+                crate::config::log_notice(&format!(
+                    "DB loaded from disk: {:.3} seconds ({} keys, {} expired keys skipped)",
+                    started.elapsed().as_secs_f64(),
+                    l.keys,
+                    l.expired
+                ));
+                p.stats.load_keys_loaded.store(l.keys, Ordering::Relaxed);
+                p.stats
+                    .load_keys_expired
+                    .store(l.expired, Ordering::Relaxed);
+            })
+        } else {
+            Ok(())
+        }
+    };
+    p.loading.store(false, Ordering::Relaxed);
+    p.dirty_at_save
+        .store(engine.stats.dirty(), Ordering::Relaxed);
+    r
+}
+
+fn start_aof(engine: &Arc<crate::Engine>) -> Result<(), String> {
+    let p = &engine.persist;
+    let started = std::time::Instant::now();
+    let loaded = load::load_aof(engine)?;
+    let dir = std::path::PathBuf::from(engine.config.get("appenddirname"));
+    let filename = engine.config.get("appendfilename");
+    match loaded {
+        Some((manifest, l)) if manifest.base.is_some() || !manifest.incr.is_empty() => {
+            crate::config::log_notice(&format!(
+                "DB loaded from append only file: {:.3} seconds",
+                started.elapsed().as_secs_f64()
+            ));
+            p.stats.load_keys_loaded.store(l.keys, Ordering::Relaxed);
+            let mut files = p.aof.files.lock();
+            files.dir = dir.clone();
+            files.filename = filename.clone();
+            files.manifest = manifest;
+            let base_size = files
+                .manifest
+                .base
+                .as_ref()
+                .and_then(|b| std::fs::metadata(dir.join(&b.name)).ok())
+                .map_or(0, |m| m.len());
+            let incr_size: u64 = files
+                .manifest
+                .incr
+                .iter()
+                .filter_map(|f| std::fs::metadata(dir.join(&f.name)).ok())
+                .map(|m| m.len())
+                .sum();
+            p.aof.stats.base_size.store(base_size, Ordering::Relaxed);
+            let last = files.manifest.incr.last().cloned();
+            let file = match last {
+                Some(f) => std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(dir.join(&f.name))
+                    .map_err(|e| format!("Can't open the append-only file {}: {e}", f.name))?,
+                None => {
+                    let seq = 1;
+                    let f = keel_persist::aof::AofFile {
+                        name: format!("{filename}.{seq}.incr.aof"),
+                        seq,
+                        kind: keel_persist::aof::AofFileKind::Incr,
+                    };
+                    let fh = std::fs::File::create(dir.join(&f.name)).map_err(|e| {
+                        format!("Can't create the append-only file {}: {e}", f.name)
+                    })?;
+                    files.manifest.incr.push(f);
+                    files
+                        .persist_manifest()
+                        .map_err(|e| format!("Can't write the AOF manifest: {e}"))?;
+                    fh
+                }
+            };
+            drop(files);
+            p.aof.start(file);
+            p.aof.stats.current_size.store(incr_size, Ordering::Relaxed);
+            Ok(())
+        }
+        _ => {
+            // No AOF yet: write a base of the current dataset (as Redis 7
+            // does on its first start with appendonly yes) and log from it.
+            snapshot::start_rewrite(engine, snapshot::Locks::Take)
+                .map_err(|_| "Can't create the AOF base file".to_string())?;
+            while p.any_job() {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            if !p.stats.aof_last_rewrite_ok.load(Ordering::Relaxed) {
+                return Err("Can't create the AOF base file (see the log)".into());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// CONFIG SET of a persistence directive took effect in the config; apply it.
+pub fn config_changed(engine: &crate::Engine, name: &str) {
+    let p = &engine.persist;
+    match name {
+        "appendfsync" => p.aof.policy.store(
+            aof::policy_of(&engine.config.get("appendfsync")),
+            Ordering::Relaxed,
+        ),
+        "aof-timestamp-enabled" => p.aof.timestamps.store(
+            engine.config.get_bool("aof-timestamp-enabled"),
+            Ordering::Relaxed,
+        ),
+        "appendonly" => {
+            if engine.config.get_bool("appendonly") {
+                if !p.aof.on() {
+                    // The cron starts it: a rewrite whose flip turns logging on.
+                    p.rewrite_scheduled.store(true, Ordering::Relaxed);
+                }
+            } else if p.aof.on() {
+                p.aof.stop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Before exit: fsync the AOF; with `save` (SHUTDOWN SAVE, or save points on
+/// SIGTERM) write a final snapshot. Err names what failed.
+pub fn prepare_shutdown(engine: &crate::Engine, save: bool) -> Result<(), String> {
+    let p = &engine.persist;
+    p.aof.flush_and_sync();
+    if save {
+        crate::config::log_notice("Saving the final RDB snapshot before exiting.");
+        let dbs = engine.keyspace.databases();
+        let mut guards: Vec<_> = (0..engine.keyspace.shard_count())
+            .map(|i| engine.keyspace.lock(i))
+            .collect();
+        let r = snapshot::save_with(engine, dbs, &mut |f| {
+            for g in guards.iter_mut() {
+                f(g);
+            }
+        });
+        drop(guards);
+        r?;
+    }
+    Ok(())
+}

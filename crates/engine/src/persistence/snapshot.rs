@@ -1,0 +1,616 @@
+//! Snapshots without fork(): a flip starts a copy-on-write snapshot in every
+//! table at one instant (all shard locks held, a pointer set per table, no
+//! data copied); then the image is written one shard and one chunk at a time,
+//! each chunk under that shard's lock only, while clients keep writing. The
+//! store keeps, per table, the flip-time version of any entry changed before
+//! the writer reached it (see `keel_store::Table::begin_snapshot`).
+//!
+//! SAVE (and DEBUG RELOAD, SHUTDOWN) writes with every lock held, as Redis's
+//! SAVE blocks; BGSAVE and BGREWRITEAOF write on a background thread.
+
+use crate::ctx::Ctx;
+use crate::engine::Engine;
+use keel_persist::aof::{AofFile, AofFileKind};
+use keel_persist::rdb::{RdbWriter, WriteOptions};
+use keel_store::{Shard, Value};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Entries written per lock hold by a background job.
+const CHUNK: usize = 256;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Bgsave,
+    Rewrite,
+}
+
+pub struct Job {
+    pub kind: JobKind,
+    pub gen: u64,
+    pub started: Instant,
+}
+
+/// Keys and keys with an expiry, per database, at the flip.
+pub type Counts = Vec<(u64, u64)>;
+
+/// Start a snapshot in every table of every shard `for_each` visits (all of
+/// them, with their locks held).
+pub fn flip(dbs: usize, for_each: &mut dyn FnMut(&mut dyn FnMut(&mut Shard))) -> Counts {
+    let mut counts = vec![(0u64, 0u64); dbs];
+    for_each(&mut |shard: &mut Shard| {
+        for (db, c) in counts.iter_mut().enumerate().take(shard.databases()) {
+            let t = shard.db(db);
+            c.0 += t.len() as u64;
+            c.1 += t.volatile_len() as u64;
+            t.begin_snapshot(db);
+        }
+    });
+    counts
+}
+
+/// Hand up to `budget` entries of database `db`'s image in `shard` to `emit`;
+/// true once that shard's part of the image is complete.
+fn drain(
+    shard: &mut Shard,
+    db: usize,
+    budget: usize,
+    emit: &mut dyn FnMut(&[u8], &Value, Option<u64>),
+) -> bool {
+    let Some(i) = (0..shard.databases()).find(|&i| shard.db_ref(i).snapshot_db() == Some(db))
+    else {
+        return true;
+    };
+    shard.db(i).snapshot_step(budget, emit)
+}
+
+/// Writes the image into an RDB, remembering the first error (the image is
+/// still drained to the end, so the tables drop their snapshot state).
+struct ImageWriter {
+    w: Option<RdbWriter<BufWriter<File>>>,
+    err: Option<std::io::Error>,
+    keys: u64,
+    /// The background job writing it: stopped once the generation moves on.
+    gen: Option<u64>,
+}
+
+impl ImageWriter {
+    fn entry(
+        &mut self,
+        db: usize,
+        selected: &mut bool,
+        counts: &Counts,
+        k: &[u8],
+        v: &Value,
+        e: Option<u64>,
+    ) {
+        let Some(w) = self.w.as_mut() else { return };
+        if self.err.is_some() {
+            return;
+        }
+        let r = (|| {
+            if !*selected {
+                let (n, vol) = counts.get(db).copied().unwrap_or((0, 0));
+                w.select_db(db as u64, n, vol)?;
+                *selected = true;
+            }
+            w.write_entry(k, v, e)
+        })();
+        match r {
+            Ok(()) => self.keys += 1,
+            Err(e) => self.err = Some(e),
+        }
+    }
+}
+
+fn options(engine: &Engine, aof_base: bool) -> WriteOptions {
+    let c = &engine.config;
+    let now_s = engine.now_ms() / 1000;
+    WriteOptions {
+        compress: c.get_bool("rdbcompression"),
+        checksum: c.get_bool("rdbchecksum"),
+        aux: vec![
+            (
+                b"redis-ver".to_vec(),
+                crate::commands::connection::REDIS_VERSION
+                    .as_bytes()
+                    .to_vec(),
+            ),
+            (b"redis-bits".to_vec(), b"64".to_vec()),
+            (b"ctime".to_vec(), now_s.to_string().into_bytes()),
+            (
+                b"used-mem".to_vec(),
+                (engine.used_memory)().to_string().into_bytes(),
+            ),
+            (
+                b"aof-base".to_vec(),
+                if aof_base {
+                    b"1".to_vec()
+                } else {
+                    b"0".to_vec()
+                },
+            ),
+        ],
+    }
+}
+
+/// Write the flipped image to `tmp`, fsync it; `step(db, emit)` drains one
+/// database from every shard. Returns the keys written.
+fn write_image(
+    engine: &Engine,
+    tmp: &Path,
+    counts: &Counts,
+    aof_base: bool,
+    gen: Option<u64>,
+    step: &mut dyn FnMut(usize, &mut dyn FnMut(&[u8], &Value, Option<u64>)),
+) -> std::io::Result<u64> {
+    let opened = File::create(tmp).and_then(|f| {
+        RdbWriter::new(
+            BufWriter::with_capacity(1 << 16, f),
+            options(engine, aof_base),
+        )
+    });
+    let (w, err) = match opened {
+        Ok(w) => (Some(w), None),
+        Err(e) => (None, Some(e)),
+    };
+    let mut out = ImageWriter {
+        w,
+        err,
+        keys: 0,
+        gen,
+    };
+    for db in 0..counts.len() {
+        let mut selected = false;
+        step(db, &mut |k, v, e| {
+            out.entry(db, &mut selected, counts, k, v, e)
+        });
+    }
+    if out
+        .gen
+        .is_some_and(|g| engine.persist.job_gen.load(Ordering::SeqCst) != g)
+        && out.err.is_none()
+    {
+        out.err = Some(std::io::Error::other("the snapshot was stopped"));
+    }
+    if let Some(e) = out.err {
+        let _ = std::fs::remove_file(tmp);
+        return Err(e);
+    }
+    let Some(w) = out.w else {
+        return Err(std::io::Error::other("no writer"));
+    };
+    let finished = w
+        .finish()
+        .and_then(|b| b.into_inner().map_err(|e| e.into_error()));
+    match finished.and_then(|f| f.sync_all()) {
+        Ok(()) => Ok(out.keys),
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            Err(e)
+        }
+    }
+}
+
+/// The snapshot file's path: `dbfilename` in the working directory (`dir`).
+pub fn rdb_path(engine: &Engine) -> PathBuf {
+    PathBuf::from(engine.config.get("dbfilename"))
+}
+
+/// SAVE: write the image with every shard lock held (the caller's guards).
+pub fn save_foreground(ctx: &mut Ctx<'_>) -> Result<(), String> {
+    let engine = ctx.engine;
+    let dbs = engine.keyspace.databases();
+    save_with(engine, dbs, &mut |f| ctx.for_each_shard(|s| f(s)))
+}
+
+/// Flip and write the whole image while `for_each` holds every shard.
+pub fn save_with(
+    engine: &Engine,
+    dbs: usize,
+    for_each: &mut dyn FnMut(&mut dyn FnMut(&mut Shard)),
+) -> Result<(), String> {
+    let p = &engine.persist;
+    if p.any_job() {
+        // SHUTDOWN and DEBUG RELOAD stop a background job, as Redis kills its
+        // child: its thread sees the flag, and the tables drop its state.
+        p.job_gen.fetch_add(1, Ordering::SeqCst);
+        *p.job.lock() = None;
+        for_each(&mut |s| {
+            for db in 0..s.databases() {
+                s.db(db).abort_snapshot();
+            }
+        });
+    }
+    let counts = flip(dbs, for_each);
+    let tmp = PathBuf::from(format!("temp-{}.rdb", std::process::id()));
+    let dirty = engine.stats.dirty();
+    let r = write_image(engine, &tmp, &counts, false, None, &mut |db, emit| {
+        for_each(&mut |s| {
+            drain(s, db, usize::MAX, emit);
+        })
+    });
+    finish_rdb(engine, &tmp, r, dirty, false)
+}
+
+fn finish_rdb(
+    engine: &Engine,
+    tmp: &Path,
+    r: std::io::Result<u64>,
+    dirty: u64,
+    background: bool,
+) -> Result<(), String> {
+    let p = &engine.persist;
+    let dest = rdb_path(engine);
+    let r = r.and_then(|_| std::fs::rename(tmp, &dest));
+    match r {
+        Ok(()) => {
+            crate::config::log_notice("DB saved on disk");
+            p.dirty_at_save.store(dirty, Ordering::Relaxed);
+            engine
+                .last_save_s
+                .store(engine.now_ms() / 1000, Ordering::Relaxed);
+            p.stats.rdb_saves.fetch_add(1, Ordering::Relaxed);
+            if background {
+                p.stats.rdb_last_bgsave_ok.store(true, Ordering::Relaxed);
+            }
+            p.writes_refused.store(false, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            let why = format!(
+                "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
+                tmp.display(),
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
+            );
+            crate::config::log_warning(&why);
+            if background {
+                p.stats.rdb_last_bgsave_ok.store(false, Ordering::Relaxed);
+                p.stats
+                    .last_bgsave_try_s
+                    .store(engine.now_ms() / 1000, Ordering::Relaxed);
+            }
+            if engine.config.get_bool("stop-writes-on-bgsave-error")
+                && !engine.config.get("save").is_empty()
+            {
+                p.writes_refused.store(true, Ordering::Relaxed);
+            }
+            Err(why)
+        }
+    }
+}
+
+/// Drain every shard's part of database `db` from a background thread, one
+/// chunk per lock hold.
+fn drain_background(
+    engine: &Engine,
+    gen: u64,
+    db: usize,
+    emit: &mut dyn FnMut(&[u8], &Value, Option<u64>),
+) {
+    for s in 0..engine.keyspace.shard_count() {
+        loop {
+            if engine.persist.job_gen.load(Ordering::Relaxed) != gen {
+                return;
+            }
+            let mut g = engine.keyspace.lock(s);
+            if drain(&mut g, db, CHUNK, emit) {
+                break;
+            }
+        }
+    }
+}
+
+/// Where a flip can take its locks: the command's own guards (it declared
+/// ALL_SHARDS), or every shard locked here (cron).
+pub enum Locks<'c, 'a> {
+    Held(&'c mut Ctx<'a>),
+    Take,
+}
+
+fn flip_with(engine: &Engine, locks: Locks<'_, '_>, also: &mut dyn FnMut()) -> Counts {
+    let dbs = engine.keyspace.databases();
+    match locks {
+        Locks::Held(ctx) => {
+            let c = flip(dbs, &mut |f| ctx.for_each_shard(|s| f(s)));
+            also();
+            c
+        }
+        Locks::Take => {
+            let mut guards: Vec<_> = (0..engine.keyspace.shard_count())
+                .map(|i| engine.keyspace.lock(i))
+                .collect();
+            let c = flip(dbs, &mut |f| {
+                for g in guards.iter_mut() {
+                    f(g);
+                }
+            });
+            also();
+            c
+        }
+    }
+}
+
+/// The engine as an owned handle, for a background thread.
+fn owned(engine: &Engine) -> Option<Arc<Engine>> {
+    engine.me.get().and_then(std::sync::Weak::upgrade)
+}
+
+/// BGSAVE: flip now, write on a background thread. Err when a job runs.
+pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind> {
+    let p = &engine.persist;
+    let mut job = p.job.lock();
+    if let Some(j) = job.as_ref() {
+        return Err(j.kind);
+    }
+    let Some(me) = owned(engine) else {
+        return Err(JobKind::Bgsave);
+    };
+    let dirty = engine.stats.dirty();
+    let counts = flip_with(engine, locks, &mut || {});
+    let gen = p.job_gen.fetch_add(1, Ordering::SeqCst) + 1;
+    *job = Some(Job {
+        kind: JobKind::Bgsave,
+        gen,
+        started: Instant::now(),
+    });
+    drop(job);
+    p.bgsave_scheduled.store(false, Ordering::Relaxed);
+    crate::config::log_notice("Background saving started (fork-free snapshot)");
+    let spawned = std::thread::Builder::new()
+        .name("keel-bgsave".into())
+        .spawn(move || {
+            let e = &*me;
+            let tmp = PathBuf::from(format!("temp-{}-{gen}.rdb", std::process::id()));
+            let started = Instant::now();
+            let r = write_image(e, &tmp, &counts, false, Some(gen), &mut |db, emit| {
+                drain_background(e, gen, db, emit)
+            });
+            if e.persist.job_gen.load(Ordering::SeqCst) != gen {
+                // Stopped by SHUTDOWN or DEBUG RELOAD: not a failure.
+                let _ = std::fs::remove_file(&tmp);
+                return;
+            }
+            let ok = finish_rdb(e, &tmp, r, dirty, true).is_ok();
+            if ok {
+                crate::config::log_notice("Background saving terminated with success");
+            }
+            e.persist
+                .stats
+                .rdb_last_bgsave_time_sec
+                .store(started.elapsed().as_secs() as i64, Ordering::Relaxed);
+            end_job(e, gen);
+        });
+    if spawned.is_err() {
+        end_job(engine, gen);
+        return Err(JobKind::Bgsave);
+    }
+    Ok(())
+}
+
+/// The AOF directory's path and file name prefix.
+fn aof_dir(engine: &Engine) -> (PathBuf, String) {
+    (
+        PathBuf::from(engine.config.get("appenddirname")),
+        engine.config.get("appendfilename"),
+    )
+}
+
+/// BGREWRITEAOF (and turning the AOF on): a new incremental file is created
+/// and named in the manifest first (so loading the old base, old incremental
+/// files and the new, still empty one is complete at every moment); the flip
+/// then moves the log to it and snapshots every table; the new base is
+/// written in the background and a second manifest replaces the old files.
+pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind> {
+    let p = &engine.persist;
+    let mut job = p.job.lock();
+    if let Some(j) = job.as_ref() {
+        return Err(j.kind);
+    }
+    let Some(me) = owned(engine) else {
+        return Err(JobKind::Rewrite);
+    };
+    let aof = p.aof.clone();
+    let (dir, filename) = aof_dir(engine);
+    let turning_on = engine.config.get_bool("appendonly") && !aof.on();
+    // Prepare the new incremental file before the flip, without locks.
+    let prepared = (|| -> std::io::Result<(File, AofFile, AofFile)> {
+        std::fs::create_dir_all(&dir)?;
+        let mut files = aof.files.lock();
+        files.dir = dir.clone();
+        files.filename = filename.clone();
+        let base_seq = files.manifest.base.as_ref().map_or(0, |b| b.seq) + 1;
+        let incr_seq = files.manifest.incr.iter().map(|f| f.seq).max().unwrap_or(0) + 1;
+        let rdb = engine.config.get_bool("aof-use-rdb-preamble");
+        let base = AofFile {
+            name: format!(
+                "{filename}.{base_seq}.base.{}",
+                if rdb { "rdb" } else { "aof" }
+            ),
+            seq: base_seq,
+            kind: AofFileKind::Base,
+        };
+        let incr = AofFile {
+            name: format!("{filename}.{incr_seq}.incr.aof"),
+            seq: incr_seq,
+            kind: AofFileKind::Incr,
+        };
+        let f = File::create(dir.join(&incr.name))?;
+        files.manifest.incr.push(incr.clone());
+        files.persist_manifest()?;
+        Ok((f, base, incr))
+    })();
+    let (incr_file, base, incr) = match prepared {
+        Ok(x) => x,
+        Err(e) => {
+            crate::config::log_warning(&format!("Can't start the AOF rewrite: {e}"));
+            p.stats
+                .aof_rewrites_consecutive_failures
+                .fetch_add(1, Ordering::Relaxed);
+            p.stats.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
+            return Err(JobKind::Rewrite);
+        }
+    };
+    let logging = aof.on() || turning_on;
+    let mut incr_file = Some(incr_file);
+    let counts = flip_with(engine, locks, &mut || {
+        if let Some(f) = incr_file.take() {
+            if turning_on {
+                aof.start(f);
+            } else if logging {
+                aof.switch_to(f);
+            }
+        }
+    });
+    let gen = p.job_gen.fetch_add(1, Ordering::SeqCst) + 1;
+    *job = Some(Job {
+        kind: JobKind::Rewrite,
+        gen,
+        started: Instant::now(),
+    });
+    drop(job);
+    p.rewrite_scheduled.store(false, Ordering::Relaxed);
+    crate::config::log_notice("Background append only file rewriting started (fork-free snapshot)");
+    let spawned = std::thread::Builder::new()
+        .name("keel-aofrw".into())
+        .spawn(move || {
+            let e = &*me;
+            let started = Instant::now();
+            let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
+            let r = write_image(e, &tmp, &counts, true, Some(gen), &mut |db, emit| {
+                drain_background(e, gen, db, emit)
+            });
+            let r = r.and_then(|_| finish_rewrite(e, &tmp, base, incr));
+            let st = &e.persist.stats;
+            match r {
+                Ok(()) => {
+                    crate::config::log_notice("Background AOF rewrite finished successfully");
+                    st.aof_rewrites.fetch_add(1, Ordering::Relaxed);
+                    st.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
+                    st.aof_rewrites_consecutive_failures
+                        .store(0, Ordering::Relaxed);
+                }
+                Err(err) => {
+                    crate::config::log_warning(&format!("Background AOF rewrite failed: {err}"));
+                    let _ = std::fs::remove_file(&tmp);
+                    st.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
+                    st.aof_rewrites_consecutive_failures
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            st.aof_last_rewrite_time_sec
+                .store(started.elapsed().as_secs() as i64, Ordering::Relaxed);
+            end_job(e, gen);
+        });
+    if spawned.is_err() {
+        end_job(engine, gen);
+        return Err(JobKind::Rewrite);
+    }
+    Ok(())
+}
+
+/// The new base is on disk: name it, and make the manifest say new base +
+/// the incremental file opened at the flip; everything older is history,
+/// deleted once the manifest no longer names it.
+fn finish_rewrite(
+    engine: &Engine,
+    tmp: &Path,
+    base: AofFile,
+    incr: AofFile,
+) -> std::io::Result<()> {
+    let aof = &engine.persist.aof;
+    let mut files = aof.files.lock();
+    let dest = files.dir.join(&base.name);
+    std::fs::rename(tmp, &dest)?;
+    let base_size = std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0);
+    let mut old: Vec<AofFile> = files.manifest.base.take().into_iter().collect();
+    let keep: Vec<AofFile> = files
+        .manifest
+        .incr
+        .drain(..)
+        .filter(|f| {
+            if f.name == incr.name {
+                true
+            } else {
+                old.push(f.clone());
+                false
+            }
+        })
+        .collect();
+    files.manifest.base = Some(base);
+    files.manifest.incr = keep;
+    files.persist_manifest()?;
+    for f in old {
+        let _ = std::fs::remove_file(files.dir.join(&f.name));
+    }
+    aof.stats.base_size.store(base_size, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The cron's part: scheduled jobs and `save` points.
+pub fn cron(engine: &Engine) {
+    let p = &engine.persist;
+    if p.any_job() {
+        return;
+    }
+    if p.rewrite_scheduled.load(Ordering::Relaxed) {
+        let _ = start_rewrite(engine, Locks::Take);
+        return;
+    }
+    if p.bgsave_scheduled.load(Ordering::Relaxed) {
+        let _ = start_bgsave(engine, Locks::Take);
+        return;
+    }
+    let now_s = engine.now_ms() / 1000;
+    let changes = engine
+        .stats
+        .dirty()
+        .saturating_sub(p.dirty_at_save.load(Ordering::Relaxed));
+    let last = engine.last_save_s.load(Ordering::Relaxed);
+    let retry_ok = p.stats.rdb_last_bgsave_ok.load(Ordering::Relaxed)
+        || now_s.saturating_sub(p.stats.last_bgsave_try_s.load(Ordering::Relaxed)) >= 5;
+    let points = engine.config.get("save");
+    let words: Vec<u64> = points
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    for pair in words.chunks(2) {
+        if let [secs, n] = *pair {
+            if changes >= n && now_s.saturating_sub(last) >= secs && retry_ok {
+                crate::config::log_notice(&format!("{n} changes in {secs} seconds. Saving..."));
+                let _ = start_bgsave(engine, Locks::Take);
+                return;
+            }
+        }
+    }
+    // Automatic AOF rewrite.
+    let aof = &p.aof;
+    if aof.on() {
+        let pct = engine.config.get_i64("auto-aof-rewrite-percentage");
+        let min = engine.config.get_i64("auto-aof-rewrite-min-size").max(0) as u64;
+        let base = aof.stats.base_size.load(Ordering::Relaxed).max(1);
+        let size = base + aof.stats.current_size.load(Ordering::Relaxed);
+        if pct > 0 && size > min && (size - base) * 100 / base >= pct as u64 {
+            crate::config::log_notice(&format!(
+                "Starting automatic rewriting of AOF on {}% growth",
+                (size - base) * 100 / base
+            ));
+            let _ = start_rewrite(engine, Locks::Take);
+        }
+    }
+}
+
+/// A job's thread is done: forget it, unless a newer one replaced it.
+fn end_job(engine: &Engine, gen: u64) {
+    let mut job = engine.persist.job.lock();
+    if job.as_ref().is_some_and(|j| j.gen == gen) {
+        *job = None;
+    }
+}
