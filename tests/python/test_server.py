@@ -357,14 +357,16 @@ def test_shutdown_not_in_multi(r):
     assert r.ping()
 
 
-@pytest.mark.skipif(AGAINST_REDIS, reason="Redis writes an RDB; Keel has none to write")
-def test_shutdown_save_fails_without_force():
-    # Redis saves on a plain SHUTDOWN when save points are set; Keel refuses
-    # save points (no RDB snapshots yet), so only SHUTDOWN SAVE asks it to.
-    points = ("--save", "60 1") if AGAINST_REDIS else ()
-    with running_server(*points) as s:
+def test_shutdown_save_fails_without_force(tmp_path):
+    # A shutdown that must save and cannot (its directory is gone) refuses;
+    # FORCE exits anyway.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    with running_server("--dir", str(gone), "--save", "60 1") as s:
         c = s.client()
-        for args in (["SAVE"], []) if AGAINST_REDIS else (["SAVE"],):
+        c.set("k", "v")
+        gone.rmdir()
+        for args in (["SAVE"], []):
             with pytest.raises(redis.ResponseError,
                                match=r"^Errors trying to SHUTDOWN\. Check logs\.$"):
                 c.execute_command("SHUTDOWN", *args)

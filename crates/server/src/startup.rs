@@ -63,6 +63,8 @@ pub struct Loader<'c> {
     /// Redis adds `save` lines up until an `include` has been read; from then
     /// on each `save` line replaces the points before it.
     after_include: bool,
+    /// A save line was read (the first one replaces the default points).
+    saw_save: bool,
     /// Where the last `save` line stood, to name it if points are refused.
     errors: Vec<StartupError>,
 }
@@ -72,6 +74,7 @@ impl<'c> Loader<'c> {
         Loader {
             config,
             after_include: false,
+            saw_save: false,
             errors: Vec::new(),
         }
     }
@@ -119,7 +122,14 @@ impl<'c> Loader<'c> {
                 }
                 continue;
             }
-            if let Err(e) = self.config.apply_line(name, &values, !self.after_include) {
+            // As in Redis, the first save line replaces the default points;
+            // later ones add to it (until an include has been read).
+            let add_up =
+                !self.after_include && (self.saw_save || !name.eq_ignore_ascii_case("save"));
+            if name.eq_ignore_ascii_case("save") {
+                self.saw_save = true;
+            }
+            if let Err(e) = self.config.apply_line(name, &values, add_up) {
                 self.errors.push(fail(match e {
                     ConfigError::Unknown => "Bad directive or wrong number of arguments".into(),
                     // Keel's own refusal names the line it refuses, so that the
