@@ -13,7 +13,8 @@
 //! - an entry keeps its slab index while its key exists, which is what SCAN's
 //!   cursor walks, and what a snapshot's cursor walks;
 //! - while a table has an unfinished snapshot, every change to an entry first
-//!   saves the version the snapshot still owes (see [`SnapshotState`]).
+//!   saves the version the snapshot still owes (the rule is written out above
+//!   `SnapshotState`).
 
 use crate::bytes::CompactBytes;
 use crate::slab::Slab;
@@ -679,7 +680,8 @@ impl Table {
     /// snapshot withholds counts against the budget too, so a step does
     /// O(budget) work plus the freed slots it passes. Returns true when the
     /// image is complete: the table then forgets the snapshot and frees its
-    /// side copies. True at once for a table with no snapshot.
+    /// side copies. True at once for a table with no snapshot; a budget of 0
+    /// only tells whether anything is left.
     pub fn snapshot_step(&mut self, budget: usize, emit: &mut SnapshotEmit<'_>) -> bool {
         let Some(snap) = self.snapshot.as_deref_mut() else {
             return true;
