@@ -136,28 +136,15 @@ fn persistence_measures_redis_under_each_fsync_policy() {
     assert_eq!(steps.len(), 2 * 4, "PING, SET, GET, EVAL_SET at -c 1 and 8");
     for (step, os) in &steps {
         for (t, o) in targets.iter().zip(os) {
-            if t.starts_with("redis") {
-                assert_done(step, t, o);
+            if t.starts_with("keel") && step.starts_with("EVAL") {
+                // Keel has no Lua scripting yet.
+                assert_eq!(o["status"], "unsupported", "{step} on {t}: {o}");
             } else {
-                // Keel refuses `appendonly yes` (and AOF tuning) until it has an AOF.
-                assert_unsupported(step, t, o, "AOF persistence");
+                assert_done(step, t, o);
             }
         }
     }
     assert!(steps.iter().any(|(n, _)| n == "EVAL_SET 3B -c 8"));
-    // Each Keel target refuses its configuration once, and is reported
-    // once: not once per step.
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    for t in ["keel-no", "keel-everysec", "keel-always"] {
-        let told: Vec<&str> = stdout
-            .lines()
-            .filter(|l| l.contains(t) && l.contains("refused its configuration"))
-            .collect();
-        assert_eq!(told.len(), 1, "{t}: {stdout}");
-        assert!(told[0].contains("at 8 steps"), "{}", told[0]);
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("exited at startup").count(), 3, "{stderr}");
 }
 
 #[test]

@@ -1395,7 +1395,7 @@ mod table_tests {
             c.set(name, &[ok], false).expect(name);
         }
         for (name, bad, feature) in [
-            ("appendonly", "yes", AOF),
+            ("aof-use-rdb-preamble", "no", AOF_COMMANDS_BASE),
             ("maxmemory", "1gb", MAXMEMORY),
             ("maxmemory-clients", "10%", MAXMEMORY),
             ("notify-keyspace-events", "KEA", NOTIFY),

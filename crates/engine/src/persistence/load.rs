@@ -13,6 +13,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Stores one loaded key: database, key, value, absolute expiry (0: none).
+pub type Insert<'a> = dyn FnMut(usize, &[u8], keel_store::Value, u64) + 'a;
+
 /// What one load read.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Loaded {
@@ -23,11 +26,7 @@ pub struct Loaded {
 /// Read the RDB at `path` into the keyspace. A key already present is
 /// replaced. `insert` is told each key; the caller locks (start-up) or
 /// already holds every lock (DEBUG RELOAD).
-pub fn load_rdb(
-    engine: &Engine,
-    path: &Path,
-    insert: &mut dyn FnMut(usize, &[u8], keel_store::Value, u64),
-) -> Result<Loaded, String> {
+pub fn load_rdb(engine: &Engine, path: &Path, insert: &mut Insert<'_>) -> Result<Loaded, String> {
     let name = path.display().to_string();
     let data = std::fs::read(path).map_err(|e| format!("Can't read {name}: {e}"))?;
     load_rdb_bytes(engine, &name, &data, insert)
@@ -37,7 +36,7 @@ pub fn load_rdb_bytes(
     engine: &Engine,
     name: &str,
     data: &[u8],
-    insert: &mut dyn FnMut(usize, &[u8], keel_store::Value, u64),
+    insert: &mut Insert<'_>,
 ) -> Result<Loaded, String> {
     let started = Instant::now();
     let mut last_log = Instant::now();

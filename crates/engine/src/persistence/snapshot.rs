@@ -35,12 +35,19 @@ pub struct Job {
     pub started: Instant,
 }
 
+/// Receives one entry of the image: key, value, absolute expiry.
+pub type Emit<'a> = keel_store::keyspace::SnapshotEmit<'a>;
+/// Runs its argument on every shard, all of them locked.
+pub type ForEachShard<'a> = dyn FnMut(&mut dyn FnMut(&mut Shard)) + 'a;
+/// Drains one database of the image into the emitter.
+type Step<'a> = dyn FnMut(usize, &mut Emit<'_>) + 'a;
+
 /// Keys and keys with an expiry, per database, at the flip.
 pub type Counts = Vec<(u64, u64)>;
 
 /// Start a snapshot in every table of every shard `for_each` visits (all of
 /// them, with their locks held).
-pub fn flip(dbs: usize, for_each: &mut dyn FnMut(&mut dyn FnMut(&mut Shard))) -> Counts {
+pub fn flip(dbs: usize, for_each: &mut ForEachShard<'_>) -> Counts {
     let mut counts = vec![(0u64, 0u64); dbs];
     for_each(&mut |shard: &mut Shard| {
         for (db, c) in counts.iter_mut().enumerate().take(shard.databases()) {
@@ -55,12 +62,7 @@ pub fn flip(dbs: usize, for_each: &mut dyn FnMut(&mut dyn FnMut(&mut Shard))) ->
 
 /// Hand up to `budget` entries of database `db`'s image in `shard` to `emit`;
 /// true once that shard's part of the image is complete.
-fn drain(
-    shard: &mut Shard,
-    db: usize,
-    budget: usize,
-    emit: &mut dyn FnMut(&[u8], &Value, Option<u64>),
-) -> bool {
+fn drain(shard: &mut Shard, db: usize, budget: usize, emit: &mut Emit<'_>) -> bool {
     let Some(i) = (0..shard.databases()).find(|&i| shard.db_ref(i).snapshot_db() == Some(db))
     else {
         return true;
@@ -146,7 +148,7 @@ fn write_image(
     counts: &Counts,
     aof_base: bool,
     gen: Option<u64>,
-    step: &mut dyn FnMut(usize, &mut dyn FnMut(&[u8], &Value, Option<u64>)),
+    step: &mut Step<'_>,
 ) -> std::io::Result<u64> {
     let opened = File::create(tmp).and_then(|f| {
         RdbWriter::new(
@@ -212,7 +214,7 @@ pub fn save_foreground(ctx: &mut Ctx<'_>) -> Result<(), String> {
 pub fn save_with(
     engine: &Engine,
     dbs: usize,
-    for_each: &mut dyn FnMut(&mut dyn FnMut(&mut Shard)),
+    for_each: &mut ForEachShard<'_>,
 ) -> Result<(), String> {
     let p = &engine.persist;
     if p.any_job() {
@@ -289,12 +291,7 @@ fn finish_rdb(
 
 /// Drain every shard's part of database `db` from a background thread, one
 /// chunk per lock hold.
-fn drain_background(
-    engine: &Engine,
-    gen: u64,
-    db: usize,
-    emit: &mut dyn FnMut(&[u8], &Value, Option<u64>),
-) {
+fn drain_background(engine: &Engine, gen: u64, db: usize, emit: &mut Emit<'_>) {
     for s in 0..engine.keyspace.shard_count() {
         loop {
             if engine.persist.job_gen.load(Ordering::Relaxed) != gen {
