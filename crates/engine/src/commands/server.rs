@@ -112,7 +112,13 @@ fn flushall(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             n += s.db(db).clear();
         }
     });
-    ctx.dirty(n as u64 + 1);
+    ctx.dirty(n as u64);
+    // As Redis does, with save points set the emptied dataset is saved at
+    // once (stopping a background save of the old one).
+    if !ctx.engine.config.get("save").is_empty() {
+        let _ = crate::persistence::snapshot::save_foreground(ctx);
+    }
+    ctx.dirty(1);
     Ok(Frame::ok())
 }
 
