@@ -474,7 +474,7 @@ class RoundReport:
 
 class CrashTest:
     def __init__(self, server, fsync="always", rounds=20, seconds_per_round=3.0, seed=None,
-                 connections=50, bloom=None, kind=None, out=print, keep_dir=False, server_args=None):
+                 connections=50, bloom=None, kind=None, out=print, keep_dir=None, server_args=None):
         self.server = server
         # The flags each start gets; only a test of this script itself passes others.
         self.server_args = aof_args(fsync) if server_args is None else server_args
@@ -525,7 +525,8 @@ class CrashTest:
         finally:
             server.stop()
             failed = any(r.problems for r in reports)
-            if failed or self.keep_dir:
+            # By default the directory is kept for a failed run, to look into.
+            if self.keep_dir or (self.keep_dir is None and failed):
                 self.out(f"data and logs kept in {self.dir}")
             else:
                 shutil.rmtree(self.dir, ignore_errors=True)
@@ -607,7 +608,8 @@ def main(argv=None):
     ap.add_argument("--connections", type=int, default=50)
     ap.add_argument("--bloom", choices=["auto", "on", "off"], default="auto",
                     help="BF.ADD writes (auto: when COMMAND INFO knows bf.add)")
-    ap.add_argument("--keep-dir", action="store_true", help="keep the data directory and logs")
+    ap.add_argument("--keep-dir", action="store_true", default=None,
+                    help="keep the data directory and logs (kept anyway when a round fails)")
     a = ap.parse_args(argv)
     server = shutil.which(a.server) or a.server
     refused = persistence_refused(server)

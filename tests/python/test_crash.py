@@ -37,7 +37,7 @@ def test_crash_always_loses_nothing():
 
 def test_crash_test_notices_a_server_without_a_log():
     # With the AOF off, a kill -9 loses everything: the crash test must say so.
-    reports, log = short_run(rounds=1, seconds_per_round=0.3, connections=4,
+    reports, log = short_run(rounds=1, seconds_per_round=0.3, connections=4, keep_dir=False,
                              server_args=["--save", "", "--appendonly", "no"])
     assert reports[0].acked > 0, log
     assert any(p.startswith("connection ") and "LOST" in p for p in reports[0].problems), log
@@ -94,6 +94,14 @@ def test_judge_everysec_allows_recent_loss_only():
     found = problems(ops, empty_state(), fsync="everysec")
     assert any("LOST: #0 incr" in p for p in found), found
     assert not any("#1" in p for p in found), found
+
+
+def test_judge_bloom_absent_item_is_missing_and_present_proves_nothing():
+    ops = ops_of(["bf", "bf", "rpush"])
+    state = empty_state() | {"bf": {"i0": 1, "i1": 0}, "l": [b"e2"]}
+    found = problems(ops, state, bloom=True)
+    assert any("LOST: #1 bf" in p for p in found), found
+    assert not any("#0" in p for p in found), found
 
 
 def test_judge_reports_a_gap():
