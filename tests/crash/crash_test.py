@@ -292,12 +292,15 @@ def read_state(client, keys, ops, bloom):
         p.execute_command("BF.MEXISTS", keys["bf"], *bf_items)
     if bloom and mbf_items:
         p.execute_command("BF.MEXISTS", keys["m:bf"], *mbf_items)
+    p.exists(*keys.values())
     out = p.execute(raise_on_error=True)
+    existing = out.pop()
     state = dict(zip(["str", "ctr", "h", "s", "l", "z", "m:ctr", "m:str", "m:l", "m:h", "m:s", "m:z"],
                      out[:12]))
     rest = out[12:]
     state["bf"] = dict(zip(bf_items, rest.pop(0))) if bloom and bf_items else {}
     state["m:bf"] = dict(zip(mbf_items, rest.pop(0))) if bloom and mbf_items else {}
+    state["keys"] = existing
     return state
 
 
@@ -583,6 +586,11 @@ class CrashTest:
                         problems.append(f"keys of round {old}, connection {i} changed since that round")
             self.frozen[rnd] = states
             self.writers_of[rnd] = writers
+            # No key came back that no connection wrote.
+            ours = sum(st["keys"] for round_states in self.frozen.values() for st in round_states.values())
+            dbsize = client.dbsize()
+            if dbsize != ours:
+                problems.append(f"{dbsize} keys after the restart, but the writers' keys are {ours}")
         finally:
             client.close()
         return server, RoundReport(rnd, trigger, ran, totals.acked, totals.in_flight,

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import AGAINST_REDIS, BINARY, ROOT
+from conftest import AGAINST_REDIS, BINARY, ROOT, refuses_aof
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "crash"))
 import crash_test  # noqa: E402
@@ -25,7 +25,7 @@ def short_run(**kw):
 
 
 def test_crash_always_loses_nothing():
-    refused = crash_test.persistence_refused(SERVER)
+    refused = refuses_aof()
     if refused and not AGAINST_REDIS:
         pytest.skip("persistence not served yet")
     assert refused is None, refused
