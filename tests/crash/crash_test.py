@@ -322,17 +322,16 @@ class Evidence:
             self.mark(op.n, i < found, how)
 
     def members(self, ops, present, name_of, how, check=None):
-        """ops each add one named member; present is the collection read back."""
+        """ops each add one named member; present maps what was read back to its value (a field's
+        value, a score; None for a set), which check(op, value) judges."""
         names = {name_of(op): op for op in ops}
         for member in present:
             if member not in names:
                 self.problems.append(f"{how}: unexpected member {member!r}")
         for name, op in names.items():
             self.mark(op.n, name in present, how)
-            if name in present and check and not check(op, present[name] if isinstance(present, dict)
-                                                      else None):
-                self.problems.append(f"{how}: wrong value for {name!r}: "
-                                     f"{present[name] if isinstance(present, dict) else None!r}")
+            if name in present and check and not check(op, present[name]):
+                self.problems.append(f"{how}: wrong value for {name!r}: {present[name]!r}")
 
     def last_writer(self, ops, value, expected, how):
         """A key each op overwrites: the value names the last op applied; later ones were not."""
@@ -362,13 +361,12 @@ def judge(ops, state, bloom):
     ev.sequence(get("incr", []), int(state["ctr"] or 0), "INCR")
     ev.members(get("hset", []), state["h"], lambda op: f"f{op.n}".encode(), "HSET",
                lambda op, v: v == f"v{op.n}".encode())
-    ev.members(get("sadd", []), state["s"], lambda op: f"m{op.n}".encode(), "SADD")
+    ev.members(get("sadd", []), dict.fromkeys(state["s"]), lambda op: f"m{op.n}".encode(), "SADD")
     pushed = [f"e{op.n}".encode() for op in get("rpush", [])]
     if state["l"] != pushed[:len(state["l"])]:
         ev.problems.append(f"RPUSH: list is not a prefix of what was pushed: {state['l'][:10]!r}...")
     ev.sequence(get("rpush", []), len(state["l"]), "RPUSH")
-    zmembers = dict(state["z"])
-    ev.members(get("zadd", []), zmembers, lambda op: f"m{op.n}".encode(), "ZADD",
+    ev.members(get("zadd", []), dict(state["z"]), lambda op: f"m{op.n}".encode(), "ZADD",
                lambda op, score: score == op.n)
     if bloom:
         for op in get("bf", []):
@@ -384,7 +382,7 @@ def judge(ops, state, bloom):
     ev.sequence(blocks, len(state["m:l"]), "MULTI/RPUSH")
     ev.members(blocks, state["m:h"], lambda op: f"b{op.n}".encode(), "MULTI/HSET",
                lambda op, v: v == str(op.n).encode())
-    ev.members(blocks, state["m:s"], lambda op: f"b{op.n}".encode(), "MULTI/SADD")
+    ev.members(blocks, dict.fromkeys(state["m:s"]), lambda op: f"b{op.n}".encode(), "MULTI/SADD")
     ev.members(blocks, dict(state["m:z"]), lambda op: f"b{op.n}".encode(), "MULTI/ZADD",
                lambda op, score: score == op.n)
     if bloom:

@@ -123,8 +123,9 @@ def test_judge_reports_a_half_applied_multi_block():
 
 def test_judge_reports_values_never_written():
     ops = ops_of(["set", "zadd", "rpush"])
-    state = empty_state() | {"str": b"v7.", "z": [(b"m1", 2.0)], "l": [b"e9"]}
+    state = empty_state() | {"str": b"v7.", "z": [(b"m1", 2.0)], "l": [b"e9"], "s": {b"m99"}}
     found = problems(ops, state)
+    assert any("SADD: unexpected member b'm99'" in p for p in found), found
     assert any("SET: value" in p for p in found), found
     assert any("ZADD: wrong value" in p for p in found), found
     assert any("RPUSH: list is not a prefix" in p for p in found), found
