@@ -500,6 +500,8 @@ class CrashTest:
         self.starts += 1
         s = ServerProcess(self.server, self.data_dir, self.server_args,
                           os.path.join(self.dir, f"server-{self.starts}.log"))
+        # The current process, which run() stops whatever happens.
+        self.current = s
         if not s.wait_ready():
             raise RuntimeError(f"server exited at start {self.starts} "
                                f"(status {s.proc.returncode}):\n{s.log_tail()}")
@@ -510,8 +512,10 @@ class CrashTest:
         self.out(f"crash test: {self.kind} {self.server}, appendfsync {self.fsync}, {self.rounds} rounds, "
                  f"{self.seconds}s each, {self.connections} connections, seed {self.seed}, dir {self.dir}")
         reports = []
-        server = self.start()
+        self.current = None
+        finished = False
         try:
+            server = self.start()
             if self.bloom is None:
                 self.bloom = has_bloom(server.port)
             self.out(f"BF.ADD writes: {'on' if self.bloom else 'off'}")
@@ -523,9 +527,11 @@ class CrashTest:
                     self.out(f"    {p}")
                 if len(report.problems) > 20:
                     self.out(f"    ... and {len(report.problems) - 20} more")
+            finished = True
         finally:
-            server.stop()
-            failed = any(r.problems for r in reports)
+            if self.current:
+                self.current.stop()
+            failed = not finished or any(r.problems for r in reports)
             # By default the directory is kept for a failed run, to look into.
             if self.keep_dir or (self.keep_dir is None and failed):
                 self.out(f"data and logs kept in {self.dir}")
@@ -625,7 +631,11 @@ def main(argv=None):
     bloom = {"auto": None, "on": True, "off": False}[a.bloom]
     test = CrashTest(server, a.fsync, a.rounds, a.seconds_per_round, a.seed, a.connections, bloom,
                      a.kind, keep_dir=a.keep_dir)
-    reports = test.run()
+    try:
+        reports = test.run()
+    except (RuntimeError, redis.RedisError) as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
     failed = [r.round for r in reports if r.problems]
     print(f"{len(reports)} rounds, {sum(r.acked for r in reports)} acknowledged writes checked: "
           + (f"FAILED in rounds {failed}" if failed else "no loss"))
