@@ -1,6 +1,7 @@
 # Keel: `make run` builds and starts the server on 127.0.0.1:6379 (PORT=... to
 # pick another); `make test` installs what the tests need and runs every test;
-# `make bench` builds the keel-bench load tool.
+# `make bench` builds the keel-bench load tool; `make crash-test` kills the
+# server under write load and checks that the AOF kept every acknowledged write.
 
 CARGO ?= cargo
 VENV  := .venv
@@ -8,7 +9,7 @@ PY    := $(VENV)/bin/python
 PORT  ?= 6379
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build bench test deps cargo-test py-test bench-compare clean
+.PHONY: run build bench test deps cargo-test py-test bench-compare crash-test clean
 
 build:
 	$(CARGO) build --release --bin keel-server
@@ -47,6 +48,14 @@ test: deps cargo-test py-test
 
 bench-compare: build deps
 	scripts/compare-redis.sh
+
+# kill -9 under write load, restart, check that no acknowledged write was lost:
+# 20 rounds with appendfsync always, then 20 with everysec (SERVER=redis-server
+# to run it against Redis).
+SERVER ?= $(CURDIR)/target/release/keel-server
+crash-test: build deps
+	$(PY) tests/crash/crash_test.py --server $(SERVER) --fsync always --rounds 20
+	$(PY) tests/crash/crash_test.py --server $(SERVER) --fsync everysec --rounds 20
 
 clean:
 	$(CARGO) clean

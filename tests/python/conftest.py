@@ -4,6 +4,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -81,6 +82,17 @@ def running_server(*args):
         yield s
     finally:
         s.stop()
+
+
+def refuses_aof():
+    """Why the server will not start with `appendonly yes`, or None once it does: tests of
+    persistence skip on Keel while it refuses, found by trying rather than assumed."""
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            with running_server("--dir", d, "--save", "", "--appendonly", "yes"):
+                return None
+        except RuntimeError as e:
+            return str(e)
 
 
 @pytest.fixture(scope="session")
