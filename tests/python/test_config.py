@@ -355,7 +355,6 @@ def test_later_feature_values_are_refused(r):
     for name, value, feature in [
         ("maxmemory", "1gb", "maxmemory and eviction"),
         ("maxmemory-policy", "allkeys-lru", "maxmemory and eviction"),
-        ("aof-use-rdb-preamble", "no", "AOF base files written as commands (aof-use-rdb-preamble no)"),
         ("notify-keyspace-events", "KEA", "keyspace notifications"),
         ("client-output-buffer-limit", "pubsub 64mb 16mb 60", "client output buffer limits"),
         ("lua-time-limit", "100", "Lua scripting"),

@@ -85,7 +85,6 @@ const fn mem(min: i64) -> Kind {
 }
 
 // The features a later version of Keel brings, named in refusals.
-const AOF_COMMANDS_BASE: &str = "AOF base files written as commands (aof-use-rdb-preamble no)";
 const MAXMEMORY: &str = "maxmemory and eviction";
 const REPLICATION: &str = "replication";
 const ACL: &str = "ACL";
@@ -278,13 +277,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("auto-aof-rewrite-percentage", "100", int(0, I32), true),
     d("auto-aof-rewrite-min-size", "67108864", mem(0), true),
     d("aof-load-truncated", "yes", Kind::Bool, true),
-    later(
-        AOF_COMMANDS_BASE,
-        "aof-use-rdb-preamble",
-        "yes",
-        Kind::Bool,
-        true,
-    ),
+    d("aof-use-rdb-preamble", "yes", Kind::Bool, true),
     d("aof-timestamp-enabled", "no", Kind::Bool, true),
     noop("aof-rewrite-incremental-fsync", "yes", Kind::Bool, true),
     noop("aof-disable-auto-gc", "no", Kind::Bool, true),
@@ -1395,7 +1388,6 @@ mod table_tests {
             c.set(name, &[ok], false).expect(name);
         }
         for (name, bad, feature) in [
-            ("aof-use-rdb-preamble", "no", AOF_COMMANDS_BASE),
             ("maxmemory", "1gb", MAXMEMORY),
             ("maxmemory-clients", "10%", MAXMEMORY),
             ("notify-keyspace-events", "KEA", NOTIFY),

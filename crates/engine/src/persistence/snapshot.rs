@@ -70,10 +70,17 @@ fn drain(shard: &mut Shard, db: usize, budget: usize, emit: &mut Emit<'_>) -> bo
     shard.db(i).snapshot_step(budget, emit)
 }
 
-/// Writes the image into an RDB, remembering the first error (the image is
-/// still drained to the end, so the tables drop their snapshot state).
+/// Where the image goes: an RDB, or (an AOF base with
+/// `aof-use-rdb-preamble no`) the commands that rebuild each key.
+enum Out {
+    Rdb(RdbWriter<BufWriter<File>>),
+    Commands { w: BufWriter<File>, buf: Vec<u8> },
+}
+
+/// Writes the image, remembering the first error (the image is still
+/// drained to the end, so the tables drop their snapshot state).
 struct ImageWriter {
-    w: Option<RdbWriter<BufWriter<File>>>,
+    w: Option<Out>,
     err: Option<std::io::Error>,
     keys: u64,
     /// The background job writing it: stopped once the generation moves on.
@@ -94,13 +101,26 @@ impl ImageWriter {
         if self.err.is_some() {
             return;
         }
-        let r = (|| {
-            if !*selected {
-                let (n, vol) = counts.get(db).copied().unwrap_or((0, 0));
-                w.select_db(db as u64, n, vol)?;
-                *selected = true;
+        let r = (|| match w {
+            Out::Rdb(w) => {
+                if !*selected {
+                    let (n, vol) = counts.get(db).copied().unwrap_or((0, 0));
+                    w.select_db(db as u64, n, vol)?;
+                    *selected = true;
+                }
+                w.write_entry(k, v, e)
             }
-            w.write_entry(k, v, e)
+            Out::Commands { w, buf } => {
+                use std::io::Write;
+                buf.clear();
+                if !*selected {
+                    let n = db.to_string();
+                    keel_persist::aof::encode_command(buf, &[b"SELECT".as_slice(), n.as_bytes()]);
+                    *selected = true;
+                }
+                keel_persist::aof::commands_for(buf, k, v, e);
+                w.write_all(buf)
+            }
         })();
         match r {
             Ok(()) => self.keys += 1,
@@ -150,11 +170,14 @@ fn write_image(
     gen: Option<u64>,
     step: &mut Step<'_>,
 ) -> std::io::Result<u64> {
+    let commands = aof_base && !engine.config.get_bool("aof-use-rdb-preamble");
     let opened = File::create(tmp).and_then(|f| {
-        RdbWriter::new(
-            BufWriter::with_capacity(1 << 16, f),
-            options(engine, aof_base),
-        )
+        let w = BufWriter::with_capacity(1 << 16, f);
+        if commands {
+            Ok(Out::Commands { w, buf: Vec::new() })
+        } else {
+            RdbWriter::new(w, options(engine, aof_base)).map(Out::Rdb)
+        }
     });
     let (w, err) = match opened {
         Ok(w) => (Some(w), None),
@@ -183,12 +206,13 @@ fn write_image(
         let _ = std::fs::remove_file(tmp);
         return Err(e);
     }
-    let Some(w) = out.w else {
-        return Err(std::io::Error::other("no writer"));
+    let finished = match out.w {
+        Some(Out::Rdb(w)) => w
+            .finish()
+            .and_then(|b| b.into_inner().map_err(|e| e.into_error())),
+        Some(Out::Commands { w, .. }) => w.into_inner().map_err(|e| e.into_error()),
+        None => Err(std::io::Error::other("no writer")),
     };
-    let finished = w
-        .finish()
-        .and_then(|b| b.into_inner().map_err(|e| e.into_error()));
     match finished.and_then(|f| f.sync_all()) {
         Ok(()) => Ok(out.keys),
         Err(e) => {

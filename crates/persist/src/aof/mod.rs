@@ -7,6 +7,7 @@
 
 mod command;
 mod manifest;
+mod rewrite;
 
 pub use command::{
     encode_command, encode_timestamp_annotation, Annotation, AofCommand, AofError, AofErrorKind,
@@ -17,6 +18,8 @@ pub use manifest::{
     temp_manifest_name, temp_rewrite_bg_name, temp_rewrite_name, AofFile, AofFileKind, Manifest,
     ManifestError, ManifestErrorKind, MANIFEST_SUFFIX, TEMP_PREFIX,
 };
+
+pub use rewrite::{commands_for, ITEMS_PER_COMMAND};
 
 use crate::rdb::{RdbError, RdbErrorKind};
 

@@ -1,0 +1,114 @@
+//! A base file in command form (`aof-use-rdb-preamble no`): each key as the
+//! commands that rebuild it, in RESP, as Redis's AOF rewrite writes them.
+//!
+//! - string: `SET key value`
+//! - list: `RPUSH key e1 .. e64` per 64 elements, in order
+//! - set: `SADD key m1 .. m64` per 64 members
+//! - sorted set: `ZADD key s1 m1 .. s64 m64` per 64 pairs, scores printed so
+//!   they parse back to the same double
+//! - hash: `HMSET key f1 v1 .. f64 v64` per 64 pairs
+//! - Bloom filter: `BF.LOADCHUNK key 1 <header>` then one `BF.LOADCHUNK key
+//!   <iter> <chunk>` per SCANDUMP chunk, as RedisBloom rewrites its filters
+//! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
+
+use super::encode_command;
+use keel_store::hash::HashRef;
+use keel_store::Value;
+
+/// Elements per command, as Redis's rewrite batches them.
+pub const ITEMS_PER_COMMAND: usize = 64;
+
+/// Append the commands that rebuild `key` to `out`.
+pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: Option<u64>) {
+    match value {
+        Value::Str(s) => encode_command(out, &[b"SET".as_slice(), key, s.as_slice()]),
+        Value::ListPacked(_) | Value::List(_) => {
+            let mut items: Vec<Vec<u8>> = Vec::new();
+            keel_store::list::range_with(value, 0, -1, |e| items.push(e.to_vec()));
+            batched(out, b"RPUSH", key, items.iter().map(|e| vec![e.as_slice()]));
+        }
+        Value::SetInts(_) | Value::SetPacked(_) | Value::Set(_) => {
+            let members = value.set_members();
+            batched(
+                out,
+                b"SADD",
+                key,
+                members.iter().map(|m| vec![m.as_slice()]),
+            );
+        }
+        Value::ZSetPacked(_) | Value::ZSet(_) => {
+            let pairs: Vec<(String, Vec<u8>)> = keel_store::zset::to_vec(value)
+                .into_iter()
+                .map(|(m, s)| (score_text(s), m))
+                .collect();
+            batched(
+                out,
+                b"ZADD",
+                key,
+                pairs.iter().map(|(s, m)| vec![s.as_bytes(), m.as_slice()]),
+            );
+        }
+        Value::HashPacked(_) | Value::Hash(_) => {
+            let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            if let Some(h) = HashRef::of(value) {
+                h.for_each(|f, v| pairs.push((f.to_vec(), v.to_vec())));
+            }
+            batched(
+                out,
+                b"HMSET",
+                key,
+                pairs.iter().map(|(f, v)| vec![f.as_slice(), v.as_slice()]),
+            );
+        }
+        Value::Bloom(chain) => {
+            let header = chain.header_bytes();
+            encode_command(out, &[b"BF.LOADCHUNK".as_slice(), key, b"1", &header]);
+            let mut iter = 1u64;
+            while let Some((next, chunk)) = chain.chunk_after(iter) {
+                let at = iter.to_string();
+                encode_command(
+                    out,
+                    &[b"BF.LOADCHUNK".as_slice(), key, at.as_bytes(), chunk],
+                );
+                iter = next;
+            }
+        }
+    }
+    if let Some(at) = expire_at_ms {
+        let at = at.to_string();
+        encode_command(out, &[b"PEXPIREAT".as_slice(), key, at.as_bytes()]);
+    }
+}
+
+/// One command per `ITEMS_PER_COMMAND` items, each item one or two words.
+fn batched<'a>(
+    out: &mut Vec<u8>,
+    cmd: &'static [u8],
+    key: &'a [u8],
+    items: impl Iterator<Item = Vec<&'a [u8]>>,
+) {
+    let mut argv: Vec<&[u8]> = vec![cmd, key];
+    let mut n = 0;
+    for item in items {
+        argv.extend(item);
+        n += 1;
+        if n == ITEMS_PER_COMMAND {
+            encode_command(out, &argv);
+            argv.truncate(2);
+            n = 0;
+        }
+    }
+    if n > 0 {
+        encode_command(out, &argv);
+    }
+}
+
+/// A score as text that parses back to the same double (`inf`, `-inf`
+/// included).
+fn score_text(s: f64) -> String {
+    if s.is_infinite() {
+        if s > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{s}")
+    }
+}
