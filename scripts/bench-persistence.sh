@@ -102,6 +102,7 @@ for size in $SIZES; do
 			"$(field redis "$policy" "$size" 3)" "$(field keel "$policy" "$size" 3)" \
 			"$(field redis "$policy" "$size" 4)" "$(field keel "$policy" "$size" 4)"
 	done
+	[[ " $POLICIES " == *" everysec "* ]] || continue
 	ko=$(field keel off "$size" 1); ke=$(field keel everysec "$size" 1)
 	printf "| %s B | Keel without AOF | | %.0f | everysec/no-AOF %.2fx | | %s | | %s |\n" "$size" "$ko" \
 		"$(awk -v a="$ke" -v b="$ko" 'BEGIN { print a / b }')" "$(field keel off "$size" 3)" "$(field keel off "$size" 4)"

@@ -155,7 +155,7 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         .persist
         .aof
         .on_durable
-        .set(Box::new(|| net::durable_notify().notify_waiters()));
+        .set(Box::new(net::durable_wake_all));
 
     // Bind every listener before announcing readiness.
     let bound = listen_or_exit(&bind, port, backlog, &pidfile);

@@ -198,6 +198,7 @@ pub fn worker_channel() -> (WorkerLink, WorkerInbox) {
 
 /// Serve the connections the acceptor hands this worker, until shutdown.
 pub async fn worker_loop(engine: Arc<Engine>, inbox: WorkerInbox, stop: Arc<Notify>) {
+    start_durable_relay();
     let WorkerInbox { mut rx, load } = inbox;
     loop {
         let incoming = tokio::select! {
@@ -715,10 +716,40 @@ async fn connection_loop(
     }
 }
 
-/// Wakes connections whose replies wait for the AOF (`appendfsync always`).
-pub fn durable_notify() -> &'static Notify {
-    static N: std::sync::OnceLock<Notify> = std::sync::OnceLock::new();
-    N.get_or_init(Notify::new)
+thread_local! {
+    /// This worker's connections waiting for the AOF (`appendfsync always`).
+    static DURABLE_LOCAL: Arc<Notify> = Arc::new(Notify::new());
+}
+
+/// One relay per worker: the AOF thread wakes each worker once per fsync,
+/// and the worker wakes its own waiting connections (a wake from another
+/// thread costs a system call each; one per worker instead of one per
+/// connection).
+static DURABLE_RELAYS: std::sync::Mutex<Vec<Arc<Notify>>> = std::sync::Mutex::new(Vec::new());
+
+/// The AOF has made more writes durable: wake every worker's relay. A relay
+/// busy at that moment keeps the permit and runs again.
+pub fn durable_wake_all() {
+    if let Ok(relays) = DURABLE_RELAYS.lock() {
+        for r in relays.iter() {
+            r.notify_one();
+        }
+    }
+}
+
+/// Start this worker's relay (inside its runtime).
+fn start_durable_relay() {
+    let relay = Arc::new(Notify::new());
+    if let Ok(mut relays) = DURABLE_RELAYS.lock() {
+        relays.push(relay.clone());
+    }
+    let local = DURABLE_LOCAL.with(Arc::clone);
+    tokio::spawn(async move {
+        loop {
+            relay.notified().await;
+            local.notify_waiters();
+        }
+    });
 }
 
 /// Under `appendfsync always`, hold the replies until the fsync that covers
@@ -726,8 +757,9 @@ pub fn durable_notify() -> &'static Notify {
 /// that arrived meanwhile, from any connection (group commit).
 async fn wait_durable(engine: &Engine, seq: u64) {
     let aof = &engine.persist.aof;
+    let local = DURABLE_LOCAL.with(Arc::clone);
     loop {
-        let notified = durable_notify().notified();
+        let notified = local.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
         if !aof.must_wait(seq) {

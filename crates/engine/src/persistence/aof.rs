@@ -38,6 +38,10 @@ struct Pending {
     buf: Vec<u8>,
     /// Bytes ever appended (the position of the end of `buf`).
     appended: u64,
+    /// Appends (commands or transactions) now in `buf`.
+    appends: usize,
+    /// The writer waits for this many appends (group commit's linger).
+    want: usize,
     /// The database the log's last command ran in.
     db: Option<usize>,
     /// Switch to a new incremental file at this absolute position (a rewrite's
@@ -145,6 +149,10 @@ impl Aof {
     pub fn append(&self, effects: &[(usize, Vec<Bytes>)], now_ms: u64) -> u64 {
         let mut p = self.pending.lock();
         let start = p.buf.len();
+        // The writer was told when the buffer last became non-empty; it
+        // takes everything that arrived since then at once.
+        p.appends += 1;
+        let wake = start == 0 || p.appends == p.want;
         if self.timestamps.load(Ordering::Relaxed) {
             let _ = write!(p.buf, "#TS:{}\r\n", now_ms / 1000);
         }
@@ -161,7 +169,9 @@ impl Aof {
         p.appended += added;
         let end = p.appended;
         drop(p);
-        self.wake.notify_one();
+        if wake {
+            self.wake.notify_one();
+        }
         end
     }
 
@@ -249,6 +259,10 @@ impl Aof {
         let mut last_sync = Instant::now();
         let mut unsynced = false;
         let mut spare: Vec<u8> = Vec::new();
+        // Appends the previous fsync covered, and how long it took.
+        let mut last_group = 0usize;
+        let mut last_fsync = Duration::ZERO;
+        let mut group;
         loop {
             let (mut data, end, switch, stop) = {
                 let mut p = self.pending.lock();
@@ -266,6 +280,28 @@ impl Aof {
                         self.wake.wait_for(&mut p, Duration::from_millis(100));
                     }
                 }
+                let policy = self.policy.load(Ordering::Relaxed);
+                if !p.stop && p.switch.is_none() && policy != FSYNC_ALWAYS {
+                    // Without fsync per write, gather a millisecond of
+                    // commands into one write (Redis writes once per event
+                    // loop turn).
+                    self.wake.wait_for(&mut p, Duration::from_millis(1));
+                } else if !p.stop && p.switch.is_none() && p.appends < last_group {
+                    // Group commit: the clients the last fsync released are
+                    // sending their next writes; wait for as many (at most
+                    // as long as an fsync takes, and 1 ms) so one fsync
+                    // covers them all instead of a few.
+                    p.want = last_group;
+                    let deadline = Instant::now() + last_fsync.min(Duration::from_millis(1));
+                    while p.appends < last_group && !p.stop {
+                        if self.wake.wait_until(&mut p, deadline).timed_out() {
+                            break;
+                        }
+                    }
+                    p.want = 0;
+                }
+                group = p.appends;
+                p.appends = 0;
                 let data = std::mem::replace(&mut p.buf, std::mem::take(&mut spare));
                 let end = p.appended;
                 (data, end, p.switch.take(), p.stop)
@@ -295,7 +331,11 @@ impl Aof {
                     _ => false,
                 };
                 if due || (stop && unsynced) {
-                    if let Err(e) = f.sync_data() {
+                    let t = Instant::now();
+                    let synced = f.sync_data();
+                    last_fsync = t.elapsed();
+                    last_group = if policy == FSYNC_ALWAYS { group } else { 0 };
+                    if let Err(e) = synced {
                         crate::config::log_warning(&format!(
                             "Can't persist the append only file to disk (fsync): {e}"
                         ));
