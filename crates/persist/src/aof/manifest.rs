@@ -86,7 +86,7 @@ pub enum ManifestErrorKind {
 #[error("{kind}")]
 pub struct ManifestError {
     pub kind: ManifestErrorKind,
-    pub line: Option<(usize, String)>,
+    pub line: Option<(usize, Vec<u8>)>,
 }
 
 /// The parsed manifest. Load order is the base, then `incr` in order.
@@ -141,7 +141,7 @@ impl Manifest {
             let line = trim(chunk);
             let err = |kind| ManifestError {
                 kind,
-                line: Some((linenum, String::from_utf8_lossy(line).into_owned())),
+                line: Some((linenum, line.to_vec())),
             };
             if line.is_empty() {
                 return Err(err(ManifestErrorKind::InvalidFormat));
@@ -552,10 +552,10 @@ mod tests {
         assert_eq!(e.line, None);
         let e = err_of("file a seq 1 type b\n\nfile b seq 2 type i\n");
         assert_eq!(e.to_string(), "Invalid AOF manifest file format");
-        assert_eq!(e.line, Some((2, String::new())));
+        assert_eq!(e.line, Some((2, Vec::new())));
         let e = err_of("file a/b seq 1 type b\n");
         assert_eq!(e.to_string(), "File can't be a path, just a filename");
-        assert_eq!(e.line, Some((1, "file a/b seq 1 type b".into())));
+        assert_eq!(e.line, Some((1, b"file a/b seq 1 type b".to_vec())));
         assert_eq!(
             err_of("#x\nfile a seq 0 type b\n").line.map(|l| l.0),
             Some(2)

@@ -46,6 +46,11 @@ fn strerror(e: &io::Error) -> String {
 
 /// A Redis log line: `<pid>:C <dd Mon yyyy HH:MM:SS.mmm> # <msg>` (time in UTC).
 fn server_log(msg: &str) {
+    server_log_bytes(msg.as_bytes());
+}
+
+/// [`server_log`] for a message that may hold any bytes (a manifest line).
+fn server_log_bytes(msg: &[u8]) {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -57,8 +62,8 @@ fn server_log(msg: &str) {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let month = MONTHS.get((m as usize).wrapping_sub(1)).unwrap_or(&"Jan");
-    println!(
-        "{}:C {:02} {} {} {:02}:{:02}:{:02}.{:03} # {}",
+    let mut line = format!(
+        "{}:C {:02} {} {} {:02}:{:02}:{:02}.{:03} # ",
         process::id(),
         d,
         month,
@@ -67,8 +72,11 @@ fn server_log(msg: &str) {
         sod % 3600 / 60,
         sod % 60,
         millis,
-        msg
-    );
+    )
+    .into_bytes();
+    line.extend_from_slice(msg);
+    line.push(b'\n');
+    let _ = io::stdout().lock().write_all(&line);
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
@@ -572,7 +580,9 @@ impl Checker {
         }
         if !self.error.is_empty() {
             let mut out = io::stdout().lock();
-            let _ = out.write_all(&self.error);
+            // Printed as a C string: a NUL byte read as the bad prefix ends it.
+            let shown = self.error.split(|&b| b == 0).next().unwrap_or_default();
+            let _ = out.write_all(shown);
             let _ = out.write_all(b"\n");
         }
         let diff = size - pos;
@@ -646,7 +656,10 @@ impl Checker {
                 server_log("\n*** FATAL AOF MANIFEST FILE ERROR ***\n");
                 if let Some((n, line)) = &e.line {
                     server_log(&format!("Reading the manifest file, at line {n}\n"));
-                    server_log(&format!(">>> '{line}'\n"));
+                    let mut msg = b">>> '".to_vec();
+                    msg.extend_from_slice(line);
+                    msg.extend_from_slice(b"'\n");
+                    server_log_bytes(&msg);
                 }
                 server_log(&format!("{e}\n"));
                 die()
