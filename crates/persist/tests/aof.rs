@@ -7,7 +7,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use keel_persist::aof::{
-    detect_format, files_to_load, AofFileKind, BaseFormat, CommandReader, Manifest,
+    detect_file_format, detect_format, files_to_load, load_plan, AofFileKind, BaseFormat,
+    CommandReader, Manifest,
 };
 use keel_persist::rdb::read_all;
 
@@ -61,6 +62,17 @@ fn reference_multipart_aof_reads() {
     assert_eq!(files.len(), 2);
     let base_bytes = std::fs::read(&files[0]).expect("base");
     assert_eq!(detect_format(&base_bytes), BaseFormat::Rdb);
+    assert_eq!(
+        detect_file_format(&files[0]).expect("base"),
+        BaseFormat::Rdb
+    );
+    assert_eq!(
+        detect_file_format(&files[1]).expect("incr"),
+        BaseFormat::Commands
+    );
+    let plan = load_plan(&dir, &m);
+    assert_eq!(plan.len(), 2);
+    assert!(!plan[0].last && plan[1].last);
     let mut keys = Vec::new();
     read_all(&base_bytes, |e| {
         keys.push(String::from_utf8_lossy(&e.key).into_owned())

@@ -378,6 +378,32 @@ pub fn files_to_load(dir: &Path, manifest: &Manifest) -> Vec<PathBuf> {
     manifest.load_order().map(|f| f.path(dir)).collect()
 }
 
+/// One file to load, with what the loader must know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFile {
+    pub path: PathBuf,
+    /// `Base` or `Incr`. Only a base may start with an RDB snapshot
+    /// ([`super::detect_file_format`] tells).
+    pub kind: AofFileKind,
+    /// Only the last file may be truncated; a short read in any other is fatal, as in Redis
+    /// ("Fatal error: the truncated file is not the last file").
+    pub last: bool,
+}
+
+/// [`files_to_load`] with each file's kind and whether it is the last one.
+pub fn load_plan(dir: &Path, manifest: &Manifest) -> Vec<LoadFile> {
+    let total = manifest.load_order().count();
+    manifest
+        .load_order()
+        .enumerate()
+        .map(|(i, f)| LoadFile {
+            path: f.path(dir),
+            kind: f.kind,
+            last: i + 1 == total,
+        })
+        .collect()
+}
+
 fn trim(s: &[u8]) -> &[u8] {
     let strip = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     let start = s.iter().position(|b| !strip(b)).unwrap_or(s.len());
@@ -527,6 +553,18 @@ mod tests {
             files_to_load(Path::new("/d"), &m)[0],
             PathBuf::from("/d/appendonly.aof.2.base.rdb")
         );
+        let plan = load_plan(Path::new("/d"), &m);
+        let shape: Vec<_> = plan.iter().map(|f| (f.kind, f.last)).collect();
+        assert_eq!(
+            shape,
+            [
+                (AofFileKind::Base, false),
+                (AofFileKind::Incr, false),
+                (AofFileKind::Incr, true)
+            ]
+        );
+        assert_eq!(plan[2].path, PathBuf::from("/d/appendonly.aof.3.incr.aof"));
+        assert!(load_plan(Path::new("/d"), &Manifest::default()).is_empty());
     }
 
     #[test]
