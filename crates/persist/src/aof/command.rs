@@ -607,4 +607,108 @@ mod tests {
         assert_eq!(c_strtol(b"1\x002"), (1, 1, false));
         assert_eq!(c_strtol(b"\r\n5"), (5, 3, false));
     }
+
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn argvs() -> impl Strategy<Value = Vec<Vec<Vec<u8>>>> {
+            let arg = prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..40),
+                Just(b"\r\n*$#".to_vec()),
+            ];
+            proptest::collection::vec(proptest::collection::vec(arg, 1..5), 0..8)
+        }
+
+        /// The file and where each command ends. MULTI/EXEC are kept out of the model so
+        /// that a cut file is a plain truncation.
+        fn build(cmds: &[Vec<Vec<u8>>]) -> (Vec<u8>, Vec<u64>) {
+            let mut f = Vec::new();
+            let mut ends = Vec::new();
+            for argv in cmds {
+                encode_command(&mut f, argv);
+                ends.push(f.len() as u64);
+            }
+            (f, ends)
+        }
+
+        fn plain(cmds: &[Vec<Vec<u8>>]) -> bool {
+            cmds.iter().all(|c| {
+                !c[0].split(|&b| b == 0).next().is_some_and(|n| {
+                    n.eq_ignore_ascii_case(b"multi") || n.eq_ignore_ascii_case(b"exec")
+                })
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn encode_then_read_is_identity(cmds in argvs()) {
+                prop_assume!(plain(&cmds));
+                let (f, ends) = build(&cmds);
+                let read: Vec<AofCommand> = CommandReader::new(&f[..])
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(read.len(), cmds.len());
+                let mut start = 0;
+                for ((got, want), end) in read.iter().zip(&cmds).zip(&ends) {
+                    prop_assert_eq!(&got.argv, want);
+                    prop_assert_eq!(got.offset, start);
+                    start = *end;
+                }
+            }
+
+            #[test]
+            fn any_cut_is_a_truncation_at_the_last_whole_command(
+                cmds in argvs(),
+                cut in any::<prop::sample::Index>(),
+            ) {
+                prop_assume!(plain(&cmds) && !cmds.is_empty());
+                let (f, ends) = build(&cmds);
+                let cut = cut.index(f.len() + 1) as u64;
+                let whole = ends.iter().filter(|&&e| e <= cut).count();
+                let mut r = CommandReader::new(&f[..cut as usize]);
+                for want in &cmds[..whole] {
+                    let got = r.next().expect("a command").map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    prop_assert_eq!(&got.argv, want);
+                }
+                let boundary = if whole == 0 { 0 } else { ends[whole - 1] };
+                match r.next() {
+                    None => prop_assert_eq!(boundary, cut),
+                    Some(Ok(c)) => prop_assert!(false, "extra command {:?}", c),
+                    Some(Err(e)) => {
+                        prop_assert!(matches!(e.kind, AofErrorKind::Truncated), "{}", e);
+                        prop_assert_eq!(e.offset, boundary);
+                        prop_assert!(boundary < cut);
+                    }
+                }
+            }
+
+            #[test]
+            fn damaged_files_fail_with_an_offset_or_parse(
+                cmds in argvs(),
+                flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+            ) {
+                let (mut f, _) = build(&cmds);
+                prop_assume!(!f.is_empty());
+                for (at, byte) in flips {
+                    let i = at.index(f.len());
+                    f[i] = byte;
+                }
+                let mut r = CommandReader::new(&f[..]);
+                let mut n = 0;
+                while let Some(item) = r.next() {
+                    match item {
+                        Ok(c) => prop_assert!(c.offset < f.len() as u64),
+                        Err(e) => {
+                            prop_assert!(e.offset <= f.len() as u64, "{}", e);
+                            prop_assert!(r.next().is_none());
+                            break;
+                        }
+                    }
+                    n += 1;
+                    prop_assert!(n <= f.len());
+                }
+            }
+        }
+    }
 }

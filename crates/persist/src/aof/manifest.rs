@@ -86,7 +86,7 @@ pub enum ManifestErrorKind {
 #[error("{kind}")]
 pub struct ManifestError {
     pub kind: ManifestErrorKind,
-    pub line: Option<(usize, String)>,
+    pub line: Option<(usize, Vec<u8>)>,
 }
 
 /// The parsed manifest. Load order is the base, then `incr` in order.
@@ -141,7 +141,7 @@ impl Manifest {
             let line = trim(chunk);
             let err = |kind| ManifestError {
                 kind,
-                line: Some((linenum, String::from_utf8_lossy(line).into_owned())),
+                line: Some((linenum, line.to_vec())),
             };
             if line.is_empty() {
                 return Err(err(ManifestErrorKind::InvalidFormat));
@@ -378,6 +378,32 @@ pub fn files_to_load(dir: &Path, manifest: &Manifest) -> Vec<PathBuf> {
     manifest.load_order().map(|f| f.path(dir)).collect()
 }
 
+/// One file to load, with what the loader must know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFile {
+    pub path: PathBuf,
+    /// `Base` or `Incr`. Only a base may start with an RDB snapshot
+    /// ([`super::detect_file_format`] tells).
+    pub kind: AofFileKind,
+    /// Only the last file may be truncated; a short read in any other is fatal, as in Redis
+    /// ("Fatal error: the truncated file is not the last file").
+    pub last: bool,
+}
+
+/// [`files_to_load`] with each file's kind and whether it is the last one.
+pub fn load_plan(dir: &Path, manifest: &Manifest) -> Vec<LoadFile> {
+    let total = manifest.load_order().count();
+    manifest
+        .load_order()
+        .enumerate()
+        .map(|(i, f)| LoadFile {
+            path: f.path(dir),
+            kind: f.kind,
+            last: i + 1 == total,
+        })
+        .collect()
+}
+
 fn trim(s: &[u8]) -> &[u8] {
     let strip = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     let start = s.iter().position(|b| !strip(b)).unwrap_or(s.len());
@@ -527,6 +553,18 @@ mod tests {
             files_to_load(Path::new("/d"), &m)[0],
             PathBuf::from("/d/appendonly.aof.2.base.rdb")
         );
+        let plan = load_plan(Path::new("/d"), &m);
+        let shape: Vec<_> = plan.iter().map(|f| (f.kind, f.last)).collect();
+        assert_eq!(
+            shape,
+            [
+                (AofFileKind::Base, false),
+                (AofFileKind::Incr, false),
+                (AofFileKind::Incr, true)
+            ]
+        );
+        assert_eq!(plan[2].path, PathBuf::from("/d/appendonly.aof.3.incr.aof"));
+        assert!(load_plan(Path::new("/d"), &Manifest::default()).is_empty());
     }
 
     #[test]
@@ -552,10 +590,10 @@ mod tests {
         assert_eq!(e.line, None);
         let e = err_of("file a seq 1 type b\n\nfile b seq 2 type i\n");
         assert_eq!(e.to_string(), "Invalid AOF manifest file format");
-        assert_eq!(e.line, Some((2, String::new())));
+        assert_eq!(e.line, Some((2, Vec::new())));
         let e = err_of("file a/b seq 1 type b\n");
         assert_eq!(e.to_string(), "File can't be a path, just a filename");
-        assert_eq!(e.line, Some((1, "file a/b seq 1 type b".into())));
+        assert_eq!(e.line, Some((1, b"file a/b seq 1 type b".to_vec())));
         assert_eq!(
             err_of("#x\nfile a seq 0 type b\n").line.map(|l| l.0),
             Some(2)

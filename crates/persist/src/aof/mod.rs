@@ -14,9 +14,9 @@ pub use command::{
     AofItem, CommandReader, DEFAULT_MAX_BULK_LEN_BYTES,
 };
 pub use manifest::{
-    base_name, files_to_load, incr_name, manifest_name, needs_upgrade, temp_incr_name,
-    temp_manifest_name, temp_rewrite_bg_name, temp_rewrite_name, AofFile, AofFileKind, Manifest,
-    ManifestError, ManifestErrorKind, MANIFEST_SUFFIX, TEMP_PREFIX,
+    base_name, files_to_load, incr_name, load_plan, manifest_name, needs_upgrade, temp_incr_name,
+    temp_manifest_name, temp_rewrite_bg_name, temp_rewrite_name, AofFile, AofFileKind, LoadFile,
+    Manifest, ManifestError, ManifestErrorKind, MANIFEST_SUFFIX, TEMP_PREFIX,
 };
 
 pub use rewrite::{commands_for, ITEMS_PER_COMMAND};
@@ -42,6 +42,17 @@ pub fn detect_format(prefix: &[u8]) -> BaseFormat {
     } else {
         BaseFormat::Commands
     }
+}
+
+/// Detects the format of the file at `path` from its first five bytes (a shorter file is
+/// commands, as for Redis's loader).
+pub fn detect_file_format(path: &std::path::Path) -> std::io::Result<BaseFormat> {
+    use std::io::Read;
+    let mut prefix = Vec::with_capacity(RDB_MAGIC.len());
+    std::fs::File::open(path)?
+        .take(RDB_MAGIC.len() as u64)
+        .read_to_end(&mut prefix)?;
+    Ok(detect_format(&prefix))
 }
 
 /// For an error from [`crate::rdb::RdbReader`] on a file that starts with an RDB snapshot:
