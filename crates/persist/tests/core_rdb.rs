@@ -181,3 +181,94 @@ fn module_values_of_redisbloom_are_kept_with_their_ids() {
     // Bloom, cuckoo, count-min, top-k and t-digest: five module types.
     assert_eq!(ids.len(), 5, "{ids:?} over {keys} keys");
 }
+
+#[test]
+fn every_key_of_redis_7_0_15_core_rdb_becomes_an_equal_store_value() {
+    let (Some(rdb), Some(json)) = (load(RDB), load(JSON)) else {
+        return;
+    };
+    let listing: Value = serde_json::from_slice(&json).expect("json");
+    let keys = listing["keys"].as_object().expect("keys");
+    let limits = keel_store::CompactLimits::default();
+    let mut n = 0;
+    read_all(&rdb, |e| {
+        let name = format!("{}/{}", e.db, String::from_utf8_lossy(&e.key));
+        let want = &keys[&name];
+        let v = keel_persist::rdb::to_store_value(e.value, &limits)
+            .unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert_eq!(v.value_type().name(), want["type"], "{name}");
+        assert!(
+            common::same_value(&common::listed(&v), &want["value_hex"]),
+            "{name}"
+        );
+        // Redis 7.0 has no listpack lists and keeps sets of strings in tables; everything else
+        // lands in the encoding Redis reports.
+        let enc = want["encoding"].as_str().expect("encoding");
+        if !matches!(enc, "quicklist" | "hashtable" | "embstr" | "raw" | "int") {
+            assert_eq!(v.encoding(), enc, "{name}");
+        }
+        n += 1;
+    })
+    .expect("the file reads");
+    assert_eq!(n, keys.len());
+}
+
+/// The figures `BF.DEBUG` prints for each Bloom filter of the RedisBloom file, from its `.txt`.
+fn bf_debug_lines(txt: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut lines = txt.lines();
+    while let Some(l) = lines.next() {
+        if let Some(key) = l.strip_prefix("> BF.DEBUG ") {
+            let reply = lines.next().expect("reply");
+            let items: Vec<String> = reply
+                .split("b'")
+                .skip(1)
+                .map(|s| s.split('\'').next().expect("quoted").to_string())
+                .collect();
+            out.insert(key.to_string(), items);
+        }
+    }
+    out
+}
+
+#[test]
+fn redisbloom_filters_load_with_their_figures_and_other_types_are_named() {
+    let Some(rdb) = load(BLOOM) else { return };
+    let Some(txt) = load(&BLOOM.replace(".rdb", ".txt")) else {
+        return;
+    };
+    let want = bf_debug_lines(&String::from_utf8(txt).expect("utf-8"));
+    assert_eq!(want.len(), 3);
+    let limits = keel_store::CompactLimits::default();
+    let mut blooms = 0;
+    let mut others = Vec::new();
+    read_all(&rdb, |e| {
+        let key = String::from_utf8_lossy(&e.key).to_string();
+        match keel_persist::rdb::to_store_value(e.value, &limits) {
+            Ok(keel_store::Value::Bloom(chain)) => {
+                assert_eq!(chain.debug_lines(), want[&key], "{key}");
+                // Items that were added answer present; the filters hold real bits.
+                assert!(chain.exists(b"item1"), "{key}");
+                blooms += 1;
+            }
+            Ok(v) => panic!("{key}: {v:?}"),
+            Err(err) => others.push((key, err.to_string())),
+        }
+    })
+    .expect("the file reads");
+    assert_eq!(blooms, 3);
+    others.sort();
+    let texts: Vec<&str> = others.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(others.len(), 6, "{others:?}");
+    assert!(texts.contains(
+        &"module type MBbloomCF is not supported by Keel yet (RedisBloom cuckoo filters)"
+    ));
+    assert!(texts
+        .contains(&"module type TDIS-TYPE is not supported by Keel yet (RedisBloom t-digests)"));
+    for (key, text) in &others {
+        assert!(
+            text.contains("is not supported by Keel yet"),
+            "{key}: {text}"
+        );
+    }
+}

@@ -3,73 +3,21 @@
 //! value is byte for byte Redis's where Redis's output does not depend on hash-table order.
 
 mod common;
-use common::{load, reference};
+use common::{listed, load, reference, same_value};
 
 use keel_persist::rdb::{dump_payload, parse_payload, to_store_value, DumpError, RdbValue};
 use keel_store::{CompactLimits, Value};
 use serde_json::Value as Json;
+
+fn hex(b: &[u8]) -> String {
+    common::hex(b)
+}
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
         .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// The listing's value for a key, in the listing's own form (hex, sorted where unordered).
-fn listed(v: &Value) -> Json {
-    let h = |b: &[u8]| Json::String(hex(b));
-    match v.value_type() {
-        keel_store::ValueType::String => h(v.as_str().expect("string").as_slice()),
-        keel_store::ValueType::List => {
-            Json::Array(keel_store::list::to_vec(v).iter().map(|e| h(e)).collect())
-        }
-        keel_store::ValueType::Set => {
-            let mut m = v.set_members();
-            m.sort();
-            Json::Array(m.iter().map(|e| h(e)).collect())
-        }
-        keel_store::ValueType::Hash => {
-            let mut pairs = Vec::new();
-            keel_store::hash::HashRef::of(v)
-                .expect("hash")
-                .for_each(|f, x| pairs.push((f.to_vec(), x.to_vec())));
-            pairs.sort();
-            Json::Array(
-                pairs
-                    .iter()
-                    .map(|(f, x)| Json::Array(vec![h(f), h(x)]))
-                    .collect(),
-            )
-        }
-        keel_store::ValueType::ZSet => Json::Array(
-            keel_store::zset::to_vec(v)
-                .iter()
-                .map(|(m, s)| Json::Array(vec![h(m), serde_json::json!(s)]))
-                .collect(),
-        ),
-        keel_store::ValueType::Bloom => panic!("no Bloom filters here"),
-    }
-}
-
-fn same_value(got: &Json, want: &Json) -> bool {
-    match (got, want) {
-        (Json::Array(a), Json::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
-        }
-        (Json::Number(a), w) => {
-            let ws = match w {
-                Json::String(t) => t.parse::<f64>().ok(),
-                n => n.as_f64(),
-            };
-            a.as_f64() == ws
-        }
-        (a, b) => a == b,
-    }
 }
 
 #[test]
