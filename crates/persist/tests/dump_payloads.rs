@@ -73,7 +73,7 @@ fn redis_dump_payloads_restore_and_match() {
 fn a_payload_with_a_valid_checksum_but_bad_body_is_bad_format() {
     let p = dump_payload(&Value::str(b"abc"));
     assert_eq!(parse_payload(&p), Ok(RdbValue::String(b"abc".to_vec())));
-    let mut body = vec![0u8, 0x05, b'a'];
+    let mut body = vec![0u8, 0x0f, b'a'];
     body.extend_from_slice(&10u16.to_le_bytes());
     let crc = keel_persist::crc64::crc64(&body);
     body.extend_from_slice(&crc.to_le_bytes());

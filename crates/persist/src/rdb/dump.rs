@@ -54,7 +54,10 @@ pub fn parse_payload(p: &[u8]) -> Result<RdbValue, DumpError> {
     if crc64::crc64(&p[..len - 8]) != u64::from_le_bytes(crc) {
         return Err(DumpError::VersionOrChecksum);
     }
-    super::read::read_type_and_value(body).map_err(DumpError::BadFormat)
+    // Redis reads the value from the whole payload, so a value that runs into the footer is
+    // read as Redis reads it.
+    let _ = body;
+    super::read::read_type_and_value(p).map_err(DumpError::BadFormat)
 }
 
 #[cfg(test)]
