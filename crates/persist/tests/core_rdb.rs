@@ -244,8 +244,19 @@ fn redisbloom_filters_load_with_their_figures_and_other_types_are_named() {
     let mut others = Vec::new();
     read_all(&rdb, |e| {
         let key = String::from_utf8_lossy(&e.key).to_string();
+        let raw = match &e.value {
+            RdbValue::Module { raw, .. } => raw.clone(),
+            _ => Vec::new(),
+        };
         match keel_persist::rdb::to_store_value(e.value, &limits) {
-            Ok(keel_store::Value::Bloom(chain)) => {
+            Ok(v @ keel_store::Value::Bloom(_)) => {
+                // Keel writes the filter back exactly as RedisBloom did: type byte and the
+                // 9-byte module id, then the same module data.
+                let p = keel_persist::rdb::dump_payload(&v);
+                assert_eq!(&p[10..p.len() - 10], raw.as_slice(), "{key}");
+                let keel_store::Value::Bloom(chain) = v else {
+                    unreachable!()
+                };
                 assert_eq!(chain.debug_lines(), want[&key], "{key}");
                 // Items that were added answer present; the filters hold real bits.
                 assert!(chain.exists(b"item1"), "{key}");
@@ -271,4 +282,54 @@ fn redisbloom_filters_load_with_their_figures_and_other_types_are_named() {
             "{key}: {text}"
         );
     }
+}
+
+/// A length as RDB encodes it at `at`: the value and the bytes it took.
+fn rdb_len(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let first = *b.get(at)?;
+    match first >> 6 {
+        0 => Some((usize::from(first & 0x3f), 1)),
+        1 => Some((
+            (usize::from(first & 0x3f) << 8) | usize::from(*b.get(at + 1)?),
+            2,
+        )),
+        2 if first == 0x80 => {
+            let v = u32::from_be_bytes(b.get(at + 1..at + 5)?.try_into().ok()?);
+            Some((v as usize, 5))
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn keel_compresses_every_lzf_string_of_the_core_rdb_as_redis_did() {
+    let Some(rdb) = load(RDB) else { return };
+    let mut same = 0;
+    for at in 0..rdb.len() {
+        if rdb[at] != 0xc3 {
+            continue;
+        }
+        // Candidate: 0xC3, compressed length, original length, data.
+        let Some((clen, a)) = rdb_len(&rdb, at + 1) else {
+            continue;
+        };
+        let Some((ulen, b)) = rdb_len(&rdb, at + 1 + a) else {
+            continue;
+        };
+        let start = at + 1 + a + b;
+        let Some(data) = rdb.get(start..start + clen) else {
+            continue;
+        };
+        if ulen <= 20 || clen > ulen - 4 {
+            continue;
+        }
+        let Ok(plain) = keel_persist::lzf::decompress(data, ulen) else {
+            continue;
+        };
+        let ours = keel_persist::lzf::compress_within(&plain, ulen - 4);
+        assert_eq!(ours.as_deref(), Some(data), "LZF string at offset {at}");
+        same += 1;
+    }
+    eprintln!("{same} LZF strings compared");
+    assert!(same >= 20, "only {same} LZF strings found");
 }

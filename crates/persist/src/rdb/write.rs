@@ -255,8 +255,8 @@ pub(crate) fn put_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
         }
     }
     if compress && s.len() > 20 {
-        let c = lzf::compress(s);
-        if !c.is_empty() && c.len() <= s.len() - 4 {
+        // Redis gives the compressor four bytes less room than the string takes.
+        if let Some(c) = lzf::compress_within(s, s.len() - 4) {
             out.push(0xc3);
             put_len(out, c.len() as u64);
             put_len(out, s.len() as u64);
