@@ -1,8 +1,9 @@
 //! Keel's persistence file formats.
 //!
-//! This crate only turns bytes into owned values (and, for the building blocks, back): the RDB
-//! snapshot reader, Redis's CRC-64 and LZF. It opens no sockets and knows nothing of the engine;
-//! the engine will build store values from what [`rdb::RdbReader`] yields.
+//! This crate turns bytes into owned values and store values back into bytes: the RDB snapshot
+//! reader and writer, the conversion of what the reader yields into store values, DUMP
+//! payloads, Redis's CRC-64 and LZF. It opens no sockets, decides no policy and knows nothing
+//! of the engine, which calls it.
 
 pub mod crc64;
 pub mod lzf;
