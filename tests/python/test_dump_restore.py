@@ -5,6 +5,7 @@ import time
 
 import pytest
 import redis
+from conftest import AGAINST_REDIS
 
 
 def cmd_err(r, *args):
@@ -168,3 +169,17 @@ def test_restored_key_is_visible_to_type_commands(r):
     assert r.restore("z", 0, p) in OK
     assert r.zscore("z", "b") == 2.0
     assert r.type("z") == "zset"
+
+
+@pytest.mark.skipif(AGAINST_REDIS, reason="Redis without RedisBloom has no Bloom filters to dump")
+def test_bloom_filters_dump_and_restore(r):
+    r.execute_command("BF.RESERVE", "bf", "0.01", "100")
+    for i in range(350):
+        r.execute_command("BF.ADD", "bf", f"item{i}")
+    p = r.dump("bf")
+    # A RedisBloom module value: type 7, then the id of MBbloom-- at encoding version 4.
+    assert p[:10] == b"\x07\x81" + bytes.fromhex("3016e5a289bef804")
+    assert r.restore("copy", 0, p) in OK
+    assert r.execute_command("BF.DEBUG", "copy") == r.execute_command("BF.DEBUG", "bf")
+    assert r.execute_command("BF.EXISTS", "copy", "item7") == 1
+    assert r.type("copy") == "MBbloom--"

@@ -283,14 +283,12 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
             put_string(out, &lp.finish(), compress);
         }
         Value::Hash(_) => {
-            let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             if let Some(h) = HashRef::of(v) {
-                h.for_each(|f, x| pairs.push((f.to_vec(), x.to_vec())));
-            }
-            put_len(out, pairs.len() as u64);
-            for (f, x) in &pairs {
-                put_string(out, f, compress);
-                put_string(out, x, compress);
+                put_len(out, h.len() as u64);
+                h.for_each(|f, x| {
+                    put_string(out, f, compress);
+                    put_string(out, x, compress);
+                });
             }
         }
         Value::SetInts(_) => {
@@ -303,11 +301,11 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
             put_string(out, &intset(&ints), compress);
         }
         Value::SetPacked(_) | Value::Set(_) => {
-            let members = v.set_members();
-            put_len(out, members.len() as u64);
-            for m in &members {
+            put_len(out, v.set_len() as u64);
+            v.set_visit(|m| {
                 put_string(out, m, compress);
-            }
+                true
+            });
         }
         Value::ListPacked(_) | Value::List(_) => {
             let mut nodes: Vec<Vec<u8>> = Vec::new();
@@ -329,20 +327,19 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
         }
         Value::ZSetPacked(_) => {
             let mut lp = Listpack::new();
-            for (m, s) in keel_store::zset::to_vec(v) {
-                lp.push(&m);
+            keel_store::zset::for_each_in(v, 0, usize::MAX, false, |m, s| {
+                lp.push(m);
                 lp.push(score_text(s).as_bytes());
-            }
+            });
             put_string(out, &lp.finish(), compress);
         }
         Value::ZSet(_) => {
-            let pairs = keel_store::zset::to_vec(v);
-            put_len(out, pairs.len() as u64);
+            put_len(out, keel_store::zset::len(v) as u64);
             // Highest rank first, as Redis walks its skiplist from the tail.
-            for (m, s) in pairs.iter().rev() {
+            keel_store::zset::for_each_in(v, 0, usize::MAX, true, |m, s| {
                 put_string(out, m, compress);
                 out.extend_from_slice(&s.to_le_bytes());
-            }
+            });
         }
         Value::Bloom(chain) => put_bloom(out, chain, compress),
     }
