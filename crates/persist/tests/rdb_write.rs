@@ -233,3 +233,28 @@ fn list_nodes_follow_the_node_size() {
         );
     }
 }
+
+#[test]
+fn a_long_list_streams_out_as_the_same_bytes() {
+    let limits = CompactLimits::default();
+    let mut v = keel_store::list::new_value();
+    let items: Vec<Vec<u8>> = (0..300_000)
+        .map(|i| format!("value-{}", (i as u64) * 7919 % 100_003).into_bytes())
+        .collect();
+    keel_store::list::push(&mut v, End::Right, &items, &limits);
+    let opts = WriteOptions {
+        compress: true,
+        checksum: true,
+        aux: Vec::new(),
+    };
+    let mut w = RdbWriter::new(Vec::new(), opts).expect("header");
+    w.write_entry(b"l", &v, None).expect("entry");
+    let file = w.finish().expect("finish");
+    assert!(file.len() > 1 << 20, "{}", file.len());
+    // The record after "REDIS0010" is the DUMP payload's body with the key put in.
+    let p = keel_persist::rdb::dump_payload(&v);
+    let mut record = vec![p[0], 1, b'l'];
+    record.extend_from_slice(&p[1..p.len() - 10]);
+    assert_eq!(&file[9..file.len() - 9], record.as_slice());
+    round_trip(&[(0, b"l".to_vec(), v, None)], WriteOptions::default(), -2);
+}
