@@ -133,6 +133,9 @@ def test_damaged_payloads(rb):
     assert rb.restore("y", 0, payload(b"\x00\x05ab")) in OK
     assert rb.get("y") == b"ab\n\x00" + payload(b"\x00\x05ab")[6:7]
     assert cmd_err(rb, "RESTORE", "x", "0", payload(b"\x63\x01a")) == "Bad data format"
+    # RDB 11's listpack set is not a type of version 10.
+    lp_set = bytes([20, 10, 0, 0, 0, 1, 0, 0x81, ord("a"), 2, 0xFF])
+    assert cmd_err(rb, "RESTORE", "x", "0", payload(lp_set)) == "Bad data format"
     # An empty set is refused.
     assert cmd_err(rb, "RESTORE", "x", "0", payload(b"\x02\x00")) == "Bad data format"
     # An older version restores.

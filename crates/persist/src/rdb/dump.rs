@@ -9,6 +9,9 @@ use super::write::{put_value, type_byte, RDB_VERSION};
 use super::{RdbError, RdbValue};
 use crate::crc64;
 
+/// The highest value type an RDB 10 payload can hold (19: streams, second version).
+const MAX_PAYLOAD_TYPE: u8 = 19;
+
 /// Why a payload cannot be restored. The messages are Redis's RESTORE error texts.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DumpError {
@@ -54,9 +57,15 @@ pub fn parse_payload(p: &[u8]) -> Result<RdbValue, DumpError> {
     if crc64::crc64(&p[..len - 8]) != u64::from_le_bytes(crc) {
         return Err(DumpError::VersionOrChecksum);
     }
+    // Types newer than RDB 10 (the listpack set of RDB 11) are unknown to Redis 7.0.
+    if body.first().is_some_and(|&t| t > MAX_PAYLOAD_TYPE) {
+        return Err(DumpError::BadFormat(super::RdbError {
+            offset: 0,
+            kind: super::RdbErrorKind::UnknownType(body[0]),
+        }));
+    }
     // Redis reads the value from the whole payload, so a value that runs into the footer is
     // read as Redis reads it.
-    let _ = body;
     super::read::read_type_and_value(p).map_err(DumpError::BadFormat)
 }
 
@@ -86,6 +95,16 @@ mod tests {
         let crc = crc64::crc64(&newer);
         newer.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(parse_payload(&newer), Err(DumpError::VersionOrChecksum));
+    }
+
+    #[test]
+    fn a_listpack_set_is_not_an_rdb_10_type() {
+        // Type 20 (RDB 11's listpack set) holding the listpack ["a"].
+        let lp = [20u8, 10, 0, 0, 0, 1, 0, 0x81, b'a', 2, 0xff];
+        assert!(matches!(
+            parse_payload(&sealed(&lp)),
+            Err(DumpError::BadFormat(_))
+        ));
     }
 
     #[test]
