@@ -160,6 +160,11 @@ def test_options_and_ttls(rb):
     assert rb.exists("past") == 0
     assert rb.restore("dst", 1, p, absttl=True, replace=True) in OK
     assert rb.exists("dst") == 0
+    # A relative TTL so large that adding the time overflows lands in the past, as in Redis.
+    assert rb.restore("huge", 9223372036854775807, p) in OK
+    assert rb.exists("huge") == 0
+    assert rb.restore("hugeabs", 9223372036854775807, p, absttl=True) in OK
+    assert rb.pttl("hugeabs") > 9_000_000_000_000_000_000
     # A past deadline does not bypass BUSYKEY.
     rb.set("busy", "x")
     assert cmd_err(rb, "RESTORE", "busy", "1", p, "ABSTTL") == "BUSYKEY Target key name already exists."

@@ -102,9 +102,11 @@ fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let value = to_store_value(rdb, &ctx.limits()).map_err(|_| CmdError::err("Bad data format"))?;
     let table = ctx.table(key)?;
     let deleted = replace && table.remove(key, now).is_some();
-    // A relative TTL counts from now; the effect logged carries the absolute time.
+    // A relative TTL counts from now; the effect logged carries the absolute time. Redis adds
+    // without an overflow check, so a TTL near the top of the range wraps into the past and
+    // the key is not created: the same here.
     let at = if ttl != 0 && !absttl {
-        ttl.saturating_add(now as i64)
+        ttl.wrapping_add(now as i64)
     } else {
         ttl
     };
