@@ -1,11 +1,11 @@
 //! Keel's persistence file formats.
 //!
-//! This crate only turns bytes into owned values (and, for the building blocks, back): the RDB
-//! snapshot reader, Redis's CRC-64 and LZF, and the append-only file formats ([`aof`]: commands,
-//! the multi-part manifest, file names). It opens no sockets and knows nothing of the engine;
-//! the engine will build store values from what [`rdb::RdbReader`] yields and replay what
-//! [`aof::CommandReader`] yields. The `keel-check-aof` binary checks AOF files like
-//! `redis-check-aof`.
+//! This crate turns bytes into owned values and store values back into bytes: the RDB snapshot
+//! reader and writer, the conversion of what the reader yields into store values, DUMP
+//! payloads, Redis's CRC-64 and LZF, and the append-only file formats ([`aof`]: commands, the
+//! multi-part manifest, file names, a base in command form). It opens no sockets, decides no
+//! policy and knows nothing of the engine, which calls it. The `keel-check-rdb` and
+//! `keel-check-aof` binaries check files like Redis's checkers.
 
 pub mod aof;
 pub mod crc64;

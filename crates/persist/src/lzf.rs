@@ -1,4 +1,5 @@
-//! LZF, the compression Redis applies to long strings in RDB files.
+//! LZF, the compression Redis applies to long strings in RDB files: a decompressor, and a
+//! compressor making the same choices as the liblzf that Redis bundles.
 //!
 //! A stream is a sequence of items, each opened by a control byte `c`:
 //! * `c < 32`: a literal run; the next `c + 1` bytes are copied to the output.
@@ -24,7 +25,6 @@ pub enum LzfError {
 const MAX_LITERAL: usize = 32;
 const MAX_OFFSET: usize = 1 << 13;
 const MAX_MATCH: usize = 7 + 255 + 2;
-const HASH_BITS: u32 = 14;
 
 /// Decompresses `input` into exactly `out_len` bytes. Never writes past `out_len` and never reads
 /// past `input`; anything else is an error.
@@ -78,55 +78,143 @@ pub fn decompress(input: &[u8], out_len: usize) -> Result<Vec<u8>, LzfError> {
     Ok(out)
 }
 
-fn hash3(b: &[u8]) -> usize {
-    let v = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-    (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
-}
-
-fn flush_literals(out: &mut Vec<u8>, lit: &[u8]) {
-    for chunk in lit.chunks(MAX_LITERAL) {
-        out.push((chunk.len() - 1) as u8);
-        out.extend_from_slice(chunk);
-    }
-}
-
-/// Compresses `input` into an LZF stream that [`decompress`] restores. Greedy, with a
-/// hash table of three-byte prefixes; the output may be longer than the input for data that does
-/// not repeat (callers then store the data uncompressed, as Redis does).
+/// Compresses `input` into an LZF stream that [`decompress`] restores, making the same choices
+/// as the liblzf compressor Redis uses (a 65,536-slot table of the latest position of each
+/// three-byte prefix's hash, no match against the first byte, the fast re-seeding after a
+/// match), so a compressed string comes out as the bytes Redis writes. The output may be longer
+/// than the input for data that does not repeat (callers then store the data uncompressed, as
+/// Redis does).
 pub fn compress(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len() / 2 + 16);
-    let mut table = vec![usize::MAX; 1 << HASH_BITS];
-    let mut lit_start = 0;
-    let mut i = 0;
-    while i + 3 <= input.len() {
-        let h = hash3(&input[i..]);
-        let cand = table[h];
-        table[h] = i;
-        if cand != usize::MAX && i - cand <= MAX_OFFSET && input[cand..cand + 3] == input[i..i + 3]
-        {
-            let max = MAX_MATCH.min(input.len() - i);
-            let mut len = 3;
-            while len < max && input[cand + len] == input[i + len] {
+    compress_within(input, usize::MAX).unwrap_or_default()
+}
+
+const HASH_SLOTS: usize = 1 << 16;
+const NO_SLOT: usize = usize::MAX;
+
+fn slot_of(h: u32) -> usize {
+    ((h >> 8).wrapping_sub(h.wrapping_mul(5)) as usize) & (HASH_SLOTS - 1)
+}
+
+/// [`compress`] into at most `out_len` bytes: `None` when liblzf, given that much room, would
+/// give up (its checks are a little conservative near the end, and Redis stores the string
+/// uncompressed then), or for empty input.
+pub fn compress_within(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    let n = input.len();
+    if n == 0 || out_len == 0 {
+        return None;
+    }
+    let at = |i: usize| u32::from(input.get(i).copied().unwrap_or(0));
+    let mut table = vec![NO_SLOT; HASH_SLOTS];
+    let mut out = Vec::with_capacity(n.min(out_len).saturating_add(16));
+    // Every literal run starts with a header byte filled in when the run ends.
+    out.push(0u8);
+    let mut lit = 0usize;
+    let mut ip = 0usize;
+    let mut h = (at(0) << 8) | at(1);
+    while ip + 2 < n {
+        h = (h << 8) | at(ip + 2);
+        let slot = slot_of(h);
+        let r = table[slot];
+        table[slot] = ip;
+        let found = r != NO_SLOT
+            && r < ip
+            && ip - r - 1 < MAX_OFFSET
+            && r > 0
+            && input[r + 2] == input[ip + 2]
+            && input[r] == input[ip]
+            && input[r + 1] == input[ip + 1];
+        if !found {
+            if out.len() >= out_len {
+                return None;
+            }
+            lit += 1;
+            out.push(input[ip]);
+            ip += 1;
+            if lit == MAX_LITERAL {
+                let head = out.len() - lit - 1;
+                out[head] = (lit - 1) as u8;
+                lit = 0;
+                out.push(0);
+            }
+            continue;
+        }
+        let off = ip - r - 1;
+        let maxlen = (n - ip - 2).min(MAX_MATCH);
+        let op = out.len();
+        if op + 4 >= out_len && op - usize::from(lit == 0) + 4 >= out_len {
+            return None;
+        }
+        // Close the literal run (dropping its header if it is empty).
+        let head = op - lit - 1;
+        out[head] = (lit as u8).wrapping_sub(1);
+        if lit == 0 {
+            out.pop();
+        }
+        // Extend the match as liblzf does: 16 unchecked steps when there is room, then up to
+        // the limit.
+        let mut len = 2usize;
+        let mut ended = false;
+        if maxlen > 16 {
+            for _ in 0..16 {
                 len += 1;
+                if input[r + len] != input[ip + len] {
+                    ended = true;
+                    break;
+                }
             }
-            flush_literals(&mut out, &input[lit_start..i]);
-            let back = i - cand - 1;
-            let l = len - 2;
-            if l < 7 {
-                out.push(((l << 5) | (back >> 8)) as u8);
-            } else {
-                out.push(((7 << 5) | (back >> 8)) as u8);
-                out.push((l - 7) as u8);
+        }
+        if !ended {
+            loop {
+                len += 1;
+                if !(len < maxlen && input[r + len] == input[ip + len]) {
+                    break;
+                }
             }
-            out.push((back & 0xff) as u8);
-            i += len;
-            lit_start = i;
+        }
+        len -= 2;
+        ip += 1;
+        if len < 7 {
+            out.push(((off >> 8) + (len << 5)) as u8);
         } else {
-            i += 1;
+            out.push(((off >> 8) + (7 << 5)) as u8);
+            out.push((len - 7) as u8);
+        }
+        out.push(off as u8);
+        lit = 0;
+        out.push(0);
+        ip += len + 1;
+        if ip + 2 >= n {
+            break;
+        }
+        // Re-seed the table with the two positions before the new one.
+        ip -= 2;
+        h = (at(ip) << 8) | at(ip + 1);
+        for _ in 0..2 {
+            h = (h << 8) | at(ip + 2);
+            table[slot_of(h)] = ip;
+            ip += 1;
         }
     }
-    flush_literals(&mut out, &input[lit_start..]);
-    out
+    if out.len() + 3 > out_len {
+        return None;
+    }
+    while ip < n {
+        lit += 1;
+        out.push(input[ip]);
+        ip += 1;
+        if lit == MAX_LITERAL {
+            let head = out.len() - lit - 1;
+            out[head] = (lit - 1) as u8;
+            lit = 0;
+            out.push(0);
+        }
+    }
+    let head = out.len() - lit - 1;
+    out[head] = (lit as u8).wrapping_sub(1);
+    if lit == 0 {
+        out.pop();
+    }
+    Some(out)
 }
 
 #[cfg(test)]

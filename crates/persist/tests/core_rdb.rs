@@ -181,3 +181,155 @@ fn module_values_of_redisbloom_are_kept_with_their_ids() {
     // Bloom, cuckoo, count-min, top-k and t-digest: five module types.
     assert_eq!(ids.len(), 5, "{ids:?} over {keys} keys");
 }
+
+#[test]
+fn every_key_of_redis_7_0_15_core_rdb_becomes_an_equal_store_value() {
+    let (Some(rdb), Some(json)) = (load(RDB), load(JSON)) else {
+        return;
+    };
+    let listing: Value = serde_json::from_slice(&json).expect("json");
+    let keys = listing["keys"].as_object().expect("keys");
+    let limits = keel_store::CompactLimits::default();
+    let mut n = 0;
+    read_all(&rdb, |e| {
+        let name = format!("{}/{}", e.db, String::from_utf8_lossy(&e.key));
+        let want = &keys[&name];
+        let v = keel_persist::rdb::to_store_value(e.value, &limits)
+            .unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert_eq!(v.value_type().name(), want["type"], "{name}");
+        assert!(
+            common::same_value(&common::listed(&v), &want["value_hex"]),
+            "{name}"
+        );
+        // Redis 7.0 has no listpack lists and keeps sets of strings in tables; everything else
+        // lands in the encoding Redis reports.
+        let enc = want["encoding"].as_str().expect("encoding");
+        if !matches!(enc, "quicklist" | "hashtable" | "embstr" | "raw" | "int") {
+            assert_eq!(v.encoding(), enc, "{name}");
+        }
+        n += 1;
+    })
+    .expect("the file reads");
+    assert_eq!(n, keys.len());
+}
+
+/// The figures `BF.DEBUG` prints for each Bloom filter of the RedisBloom file, from its `.txt`.
+fn bf_debug_lines(txt: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut lines = txt.lines();
+    while let Some(l) = lines.next() {
+        if let Some(key) = l.strip_prefix("> BF.DEBUG ") {
+            let reply = lines.next().expect("reply");
+            let items: Vec<String> = reply
+                .split("b'")
+                .skip(1)
+                .map(|s| s.split('\'').next().expect("quoted").to_string())
+                .collect();
+            out.insert(key.to_string(), items);
+        }
+    }
+    out
+}
+
+#[test]
+fn redisbloom_filters_load_with_their_figures_and_other_types_are_named() {
+    let Some(rdb) = load(BLOOM) else { return };
+    let Some(txt) = load(&BLOOM.replace(".rdb", ".txt")) else {
+        return;
+    };
+    let want = bf_debug_lines(&String::from_utf8(txt).expect("utf-8"));
+    assert_eq!(want.len(), 3);
+    let limits = keel_store::CompactLimits::default();
+    let mut blooms = 0;
+    let mut others = Vec::new();
+    read_all(&rdb, |e| {
+        let key = String::from_utf8_lossy(&e.key).to_string();
+        let raw = match &e.value {
+            RdbValue::Module { raw, .. } => raw.clone(),
+            _ => Vec::new(),
+        };
+        match keel_persist::rdb::to_store_value(e.value, &limits) {
+            Ok(v @ keel_store::Value::Bloom(_)) => {
+                // Keel writes the filter back exactly as RedisBloom did: type byte and the
+                // 9-byte module id, then the same module data.
+                let p = keel_persist::rdb::dump_payload(&v);
+                assert_eq!(&p[10..p.len() - 10], raw.as_slice(), "{key}");
+                let keel_store::Value::Bloom(chain) = v else {
+                    unreachable!()
+                };
+                assert_eq!(chain.debug_lines(), want[&key], "{key}");
+                // Items that were added answer present; the filters hold real bits.
+                assert!(chain.exists(b"item1"), "{key}");
+                blooms += 1;
+            }
+            Ok(v) => panic!("{key}: {v:?}"),
+            Err(err) => others.push((key, err.to_string())),
+        }
+    })
+    .expect("the file reads");
+    assert_eq!(blooms, 3);
+    others.sort();
+    let texts: Vec<&str> = others.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(others.len(), 6, "{others:?}");
+    assert!(texts.contains(
+        &"module type MBbloomCF is not supported by Keel yet (RedisBloom cuckoo filters)"
+    ));
+    assert!(texts
+        .contains(&"module type TDIS-TYPE is not supported by Keel yet (RedisBloom t-digests)"));
+    for (key, text) in &others {
+        assert!(
+            text.contains("is not supported by Keel yet"),
+            "{key}: {text}"
+        );
+    }
+}
+
+/// A length as RDB encodes it at `at`: the value and the bytes it took.
+fn rdb_len(b: &[u8], at: usize) -> Option<(usize, usize)> {
+    let first = *b.get(at)?;
+    match first >> 6 {
+        0 => Some((usize::from(first & 0x3f), 1)),
+        1 => Some((
+            (usize::from(first & 0x3f) << 8) | usize::from(*b.get(at + 1)?),
+            2,
+        )),
+        2 if first == 0x80 => {
+            let v = u32::from_be_bytes(b.get(at + 1..at + 5)?.try_into().ok()?);
+            Some((v as usize, 5))
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn keel_compresses_every_lzf_string_of_the_core_rdb_as_redis_did() {
+    let Some(rdb) = load(RDB) else { return };
+    let mut same = 0;
+    for at in 0..rdb.len() {
+        if rdb[at] != 0xc3 {
+            continue;
+        }
+        // Candidate: 0xC3, compressed length, original length, data.
+        let Some((clen, a)) = rdb_len(&rdb, at + 1) else {
+            continue;
+        };
+        let Some((ulen, b)) = rdb_len(&rdb, at + 1 + a) else {
+            continue;
+        };
+        let start = at + 1 + a + b;
+        let Some(data) = rdb.get(start..start + clen) else {
+            continue;
+        };
+        if ulen <= 20 || clen > ulen - 4 {
+            continue;
+        }
+        let Ok(plain) = keel_persist::lzf::decompress(data, ulen) else {
+            continue;
+        };
+        let ours = keel_persist::lzf::compress_within(&plain, ulen - 4);
+        assert_eq!(ours.as_deref(), Some(data), "LZF string at offset {at}");
+        same += 1;
+    }
+    eprintln!("{same} LZF strings compared");
+    assert!(same >= 20, "only {same} LZF strings found");
+}

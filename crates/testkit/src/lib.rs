@@ -68,6 +68,12 @@ pub fn keel_binary() -> PathBuf {
 /// Start `kind` ("keel" or "redis") on `port`, bound to loopback with DEBUG
 /// enabled and (Redis) persistence off, and wait until it accepts connections.
 pub fn start(kind: &str, port: u16) -> Server {
+    start_with(kind, port, &[])
+}
+
+/// [`start`] with extra command-line arguments (`--dir`, `--dbfilename`, ...) after the usual
+/// ones, so they override them.
+pub fn start_with(kind: &str, port: u16, extra: &[&str]) -> Server {
     let port_s = port.to_string();
     let mut cmd = if kind == "keel" {
         Command::new(keel_binary())
@@ -79,6 +85,7 @@ pub fn start(kind: &str, port: u16) -> Server {
     let child = cmd
         .args(["--port", &port_s, "--bind", "127.0.0.1"])
         .args(["--enable-debug-command", "yes"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -11,6 +11,7 @@ pub mod bitmap;
 pub mod blocking;
 pub mod bloom;
 pub mod connection;
+pub mod dump;
 pub mod hashes;
 pub mod introspection;
 pub mod keys;
@@ -50,6 +51,7 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        dump::COMMANDS,
         operator::COMMANDS,
         persistence::COMMANDS,
     ])

@@ -75,12 +75,17 @@ pub fn to_store_value(v: RdbValue, limits: &CompactLimits) -> Result<Value, Conv
             if pairs.is_empty() {
                 return Err(ConvertError::Empty);
             }
+            let mut pairs = pairs;
             let mut seen = HashSet::with_capacity(pairs.len());
-            for (m, s) in &pairs {
+            for (m, s) in &mut pairs {
+                // ZADD stores a score of -0 as 0.
+                if *s == 0.0 {
+                    *s = 0.0;
+                }
                 if s.is_nan() {
                     return Err(ConvertError::NanScore);
                 }
-                if !seen.insert(m.as_slice()) {
+                if !seen.insert(m.clone()) {
                     return Err(ConvertError::Duplicate("sorted set member"));
                 }
             }

@@ -548,6 +548,10 @@ pub struct RdbReader<'a> {
     version: u32,
     db: u64,
     aux: Pairs,
+    /// The offset just after each AUX field, beside `aux`.
+    aux_ends: Vec<usize>,
+    /// The offset just after the last SELECTDB.
+    db_at: usize,
     done: bool,
 }
 
@@ -594,6 +598,8 @@ impl<'a> RdbReader<'a> {
             version,
             db: 0,
             aux: Vec::new(),
+            aux_ends: Vec::new(),
+            db_at: 0,
             done: false,
         })
     }
@@ -601,6 +607,21 @@ impl<'a> RdbReader<'a> {
     /// The file's format version.
     pub fn version(&self) -> u32 {
         self.version
+    }
+
+    /// The file offset reading has reached.
+    pub fn offset(&self) -> usize {
+        self.c.pos
+    }
+
+    /// For each AUX field of [`RdbReader::aux`], the offset just after it.
+    pub fn aux_ends(&self) -> &[usize] {
+        &self.aux_ends
+    }
+
+    /// The offset just after the SELECTDB that chose the current database (0 before any).
+    pub fn db_selected_at(&self) -> usize {
+        self.db_at
     }
 
     /// AUX fields (name, value) met so far, in file order.
@@ -623,8 +644,12 @@ impl<'a> RdbReader<'a> {
                     let k = read_string(c)?;
                     let v = read_string(c)?;
                     self.aux.push((k, v));
+                    self.aux_ends.push(c.pos);
                 }
-                OP_SELECTDB => self.db = read_len(c)?,
+                OP_SELECTDB => {
+                    self.db = read_len(c)?;
+                    self.db_at = c.pos;
+                }
                 OP_RESIZEDB => {
                     read_len(c)?;
                     read_len(c)?;

@@ -142,12 +142,20 @@ impl<W: Write> RdbWriter<W> {
     }
 
     fn flush_buf(&mut self) -> io::Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.emit(&mut buf);
+        self.buf = buf;
+        r
+    }
+
+    /// Writes out and empties `buf`, counting its bytes into the checksum.
+    fn emit(&mut self, buf: &mut Vec<u8>) -> io::Result<()> {
         if self.checksum {
-            self.crc = crc64::update(self.crc, &self.buf);
+            self.crc = crc64::update(self.crc, buf);
         }
-        self.written += self.buf.len() as u64;
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
+        self.written += buf.len() as u64;
+        self.out.write_all(buf)?;
+        buf.clear();
         Ok(())
     }
 
@@ -177,8 +185,22 @@ impl<W: Write> RdbWriter<W> {
         let ty = type_byte(value);
         body.push(ty);
         put_string(&mut body, key, self.compress);
-        put_value(&mut body, value, self.compress, self.list_size);
+        let r = if matches!(value, Value::ListPacked(_) | Value::List(_)) {
+            // A long list goes out node by node rather than whole.
+            let (compress, list_size) = (self.compress, self.list_size);
+            put_list(&mut body, value, compress, list_size, |b| {
+                if b.len() >= STREAM_CHUNK {
+                    self.emit(b)
+                } else {
+                    Ok(())
+                }
+            })
+        } else {
+            put_value(&mut body, value, self.compress, self.list_size);
+            Ok(())
+        };
         self.buf = body;
+        r?;
         self.flush_buf()
     }
 
@@ -255,8 +277,8 @@ pub(crate) fn put_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
         }
     }
     if compress && s.len() > 20 {
-        let c = lzf::compress(s);
-        if !c.is_empty() && c.len() <= s.len() - 4 {
+        // Redis gives the compressor four bytes less room than the string takes.
+        if let Some(c) = lzf::compress_within(s, s.len() - 4) {
             out.push(0xc3);
             put_len(out, c.len() as u64);
             put_len(out, s.len() as u64);
@@ -283,14 +305,12 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
             put_string(out, &lp.finish(), compress);
         }
         Value::Hash(_) => {
-            let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             if let Some(h) = HashRef::of(v) {
-                h.for_each(|f, x| pairs.push((f.to_vec(), x.to_vec())));
-            }
-            put_len(out, pairs.len() as u64);
-            for (f, x) in &pairs {
-                put_string(out, f, compress);
-                put_string(out, x, compress);
+                put_len(out, h.len() as u64);
+                h.for_each(|f, x| {
+                    put_string(out, f, compress);
+                    put_string(out, x, compress);
+                });
             }
         }
         Value::SetInts(_) => {
@@ -303,49 +323,74 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
             put_string(out, &intset(&ints), compress);
         }
         Value::SetPacked(_) | Value::Set(_) => {
-            let members = v.set_members();
-            put_len(out, members.len() as u64);
-            for m in &members {
+            put_len(out, v.set_len() as u64);
+            v.set_visit(|m| {
                 put_string(out, m, compress);
-            }
+                true
+            });
         }
         Value::ListPacked(_) | Value::List(_) => {
-            let mut nodes: Vec<Vec<u8>> = Vec::new();
-            let mut lp = Listpack::new();
-            keel_store::list::range_with(v, 0, -1, |e| {
-                if lp.count > 0 && !node_allows(lp.bytes(), lp.count, e.len(), list_size) {
-                    nodes.push(std::mem::replace(&mut lp, Listpack::new()).finish());
-                }
-                lp.push(e);
-            });
-            if lp.count > 0 {
-                nodes.push(lp.finish());
-            }
-            put_len(out, nodes.len() as u64);
-            for n in &nodes {
-                put_len(out, CONTAINER_PACKED);
-                put_string(out, n, compress);
-            }
+            // Nothing is written out here, so this cannot fail.
+            let _ = put_list(out, v, compress, list_size, |_| Ok(()));
         }
         Value::ZSetPacked(_) => {
             let mut lp = Listpack::new();
-            for (m, s) in keel_store::zset::to_vec(v) {
-                lp.push(&m);
+            keel_store::zset::for_each_in(v, 0, usize::MAX, false, |m, s| {
+                lp.push(m);
                 lp.push(score_text(s).as_bytes());
-            }
+            });
             put_string(out, &lp.finish(), compress);
         }
         Value::ZSet(_) => {
-            let pairs = keel_store::zset::to_vec(v);
-            put_len(out, pairs.len() as u64);
+            put_len(out, keel_store::zset::len(v) as u64);
             // Highest rank first, as Redis walks its skiplist from the tail.
-            for (m, s) in pairs.iter().rev() {
+            keel_store::zset::for_each_in(v, 0, usize::MAX, true, |m, s| {
                 put_string(out, m, compress);
                 out.extend_from_slice(&s.to_le_bytes());
-            }
+            });
         }
         Value::Bloom(chain) => put_bloom(out, chain, compress),
     }
+}
+
+/// Buffered bytes past which a list being written is handed to the output between nodes.
+const STREAM_CHUNK: usize = 1 << 20;
+
+/// A list as a quicklist: the node count, then each node (container, listpack). The nodes are
+/// sized first, then built one at a time; `after_node` sees the buffer after each node and may
+/// write it out.
+fn put_list(
+    out: &mut Vec<u8>,
+    v: &Value,
+    compress: bool,
+    list_size: i64,
+    mut after_node: impl FnMut(&mut Vec<u8>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut counts: Vec<usize> = Vec::new();
+    let (mut bytes, mut count) = (LISTPACK_EMPTY, 0usize);
+    keel_store::list::range_with(v, 0, -1, |e| {
+        if count > 0 && !node_allows(bytes, count, e.len(), list_size) {
+            counts.push(count);
+            (bytes, count) = (LISTPACK_EMPTY, 0);
+        }
+        bytes += Listpack::entry_len(e);
+        count += 1;
+    });
+    if count > 0 {
+        counts.push(count);
+    }
+    put_len(out, counts.len() as u64);
+    let mut start = 0usize;
+    for c in counts {
+        let mut lp = Listpack::new();
+        let last = start + c - 1;
+        keel_store::list::range_with(v, start as i64, last as i64, |e| lp.push(e));
+        put_len(out, CONTAINER_PACKED);
+        put_string(out, &lp.finish(), compress);
+        start += c;
+        after_node(out)?;
+    }
+    Ok(())
 }
 
 /// A Bloom filter as RedisBloom 2.4 saves its `MBbloom--` type: module id, then as module
@@ -474,6 +519,20 @@ fn format_g17(v: f64) -> String {
     }
 }
 
+/// A listpack with no entries: the 6-byte header and the end byte.
+const LISTPACK_EMPTY: usize = 7;
+
+/// Bytes of the back-length of an entry of `l` bytes.
+fn backlen_bytes(l: u64) -> usize {
+    match l {
+        0..=127 => 1,
+        128..=16_382 => 2,
+        16_383..=2_097_150 => 3,
+        2_097_151..=268_435_454 => 4,
+        _ => 5,
+    }
+}
+
 /// A Redis listpack being built.
 pub(crate) struct Listpack {
     body: Vec<u8>,
@@ -490,7 +549,23 @@ impl Listpack {
 
     /// Bytes the finished listpack would take.
     fn bytes(&self) -> usize {
-        6 + self.body.len() + 1
+        LISTPACK_EMPTY + self.body.len()
+    }
+
+    /// Bytes `e` takes as an entry, back-length included.
+    fn entry_len(e: &[u8]) -> usize {
+        let l = match parse_i64(e) {
+            Some(i) if (0..=127).contains(&i) => 1,
+            Some(i) if (-4096..=4095).contains(&i) => 2,
+            Some(i) if i16::try_from(i).is_ok() => 3,
+            Some(i) if (-(1 << 23)..(1 << 23)).contains(&i) => 4,
+            Some(i) if i32::try_from(i).is_ok() => 5,
+            Some(_) => 9,
+            None if e.len() < 64 => 1 + e.len(),
+            None if e.len() < 4096 => 2 + e.len(),
+            None => 5 + e.len(),
+        };
+        l + backlen_bytes(l as u64)
     }
 
     /// Appends an element: a canonical integer in the narrowest integer encoding, anything
@@ -539,13 +614,7 @@ impl Listpack {
         let l = (b.len() - start) as u64;
         // The back-length: 7 bits a byte, most significant first, every byte but the first
         // with its high bit set, so it can be read from its end.
-        let n = match l {
-            0..=127 => 1,
-            128..=16_382 => 2,
-            16_383..=2_097_150 => 3,
-            2_097_151..=268_435_454 => 4,
-            _ => 5,
-        };
+        let n = backlen_bytes(l);
         for k in (0..n).rev() {
             let part = ((l >> (7 * k)) & 0x7f) as u8;
             b.push(if k == n - 1 { part } else { part | 0x80 });
@@ -606,6 +675,35 @@ mod tests {
         assert_eq!(&b[18..21], &[0x81, b'a', 0x02]);
         // 2-byte header + 200 bytes = 202: back-length 0x01, 0xca.
         assert_eq!(&b[b.len() - 3..], &[0x01, 0xca, 0xff]);
+    }
+
+    #[test]
+    fn entry_sizes_match_what_push_writes() {
+        let samples: Vec<Vec<u8>> = vec![
+            b"5".to_vec(),
+            b"-3".to_vec(),
+            b"300".to_vec(),
+            b"5000".to_vec(),
+            b"-8000000".to_vec(),
+            b"2000000000".to_vec(),
+            b"-9223372036854775808".to_vec(),
+            b"007".to_vec(),
+            vec![b'x'; 63],
+            vec![b'x'; 64],
+            vec![b'x'; 4095],
+            vec![b'x'; 4096],
+            vec![b'x'; 20_000],
+        ];
+        for e in samples {
+            let mut lp = Listpack::new();
+            lp.push(&e);
+            assert_eq!(
+                lp.finish().len(),
+                LISTPACK_EMPTY + Listpack::entry_len(&e),
+                "{}",
+                e.len()
+            );
+        }
     }
 
     #[test]

@@ -34,3 +34,62 @@ pub fn reference(name: &str) -> String {
         env!("CARGO_MANIFEST_DIR")
     )
 }
+
+use keel_store::Value;
+use serde_json::Value as Json;
+
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The listing's value for a key, in the listing's own form (hex, sorted where unordered).
+pub fn listed(v: &Value) -> Json {
+    let h = |b: &[u8]| Json::String(hex(b));
+    match v.value_type() {
+        keel_store::ValueType::String => h(v.as_str().expect("string").as_slice()),
+        keel_store::ValueType::List => {
+            Json::Array(keel_store::list::to_vec(v).iter().map(|e| h(e)).collect())
+        }
+        keel_store::ValueType::Set => {
+            let mut m = v.set_members();
+            m.sort();
+            Json::Array(m.iter().map(|e| h(e)).collect())
+        }
+        keel_store::ValueType::Hash => {
+            let mut pairs = Vec::new();
+            keel_store::hash::HashRef::of(v)
+                .expect("hash")
+                .for_each(|f, x| pairs.push((f.to_vec(), x.to_vec())));
+            pairs.sort();
+            Json::Array(
+                pairs
+                    .iter()
+                    .map(|(f, x)| Json::Array(vec![h(f), h(x)]))
+                    .collect(),
+            )
+        }
+        keel_store::ValueType::ZSet => Json::Array(
+            keel_store::zset::to_vec(v)
+                .iter()
+                .map(|(m, s)| Json::Array(vec![h(m), serde_json::json!(s)]))
+                .collect(),
+        ),
+        keel_store::ValueType::Bloom => panic!("no Bloom filters here"),
+    }
+}
+
+pub fn same_value(got: &Json, want: &Json) -> bool {
+    match (got, want) {
+        (Json::Array(a), Json::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
+        }
+        (Json::Number(a), w) => {
+            let ws = match w {
+                Json::String(t) => t.parse::<f64>().ok(),
+                n => n.as_f64(),
+            };
+            a.as_f64() == ws
+        }
+        (a, b) => a == b,
+    }
+}

@@ -1,0 +1,117 @@
+//! `keel-check-rdb` against files good and damaged: its lines and exit status follow
+//! `redis-check-rdb`'s.
+
+mod common;
+use common::{load, reference};
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use keel_persist::rdb::{RdbWriter, WriteOptions};
+use keel_store::Value;
+
+fn scratch(name: &str, data: &[u8]) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("keel-check-rdb-{}-{name}", std::process::id()));
+    std::fs::write(&p, data).expect("write scratch file");
+    p
+}
+
+/// Runs a checker on `path`: its exit success and its output.
+fn check(bin: &str, path: &std::path::Path) -> Option<(bool, String)> {
+    let out = Command::new(bin).arg(path).output().ok()?;
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+const KEEL: &str = env!("CARGO_BIN_EXE_keel-check-rdb");
+
+#[test]
+fn redis_core_file_checks_as_redis_check_rdb_reports_it() {
+    let Some(rdb) = load(&reference("redis-7.0.15-core.rdb")) else {
+        return;
+    };
+    let path = scratch("core.rdb", &rdb);
+    let (ok, out) = check(KEEL, &path).expect("runs");
+    assert!(ok, "{out}");
+    for line in [
+        "[offset 27] AUX FIELD redis-ver = '7.0.15'",
+        "[offset 82] Selecting DB ID 0",
+        "[offset 258848] Selecting DB ID 3",
+        "[offset 546793] Checksum OK",
+        "[offset 546793] \\o/ RDB looks OK! \\o/",
+        "[info] 544 keys read",
+        "[info] 121 expires",
+    ] {
+        assert!(out.contains(line), "{line} missing from:\n{out}");
+    }
+    // Damage: a truncated copy, a flipped byte inside a value, a wrong checksum.
+    let mut cases = vec![("trunc", rdb[..3000].to_vec())];
+    let mut flipped = rdb.clone();
+    flipped[5000] = 0x63;
+    cases.push(("flip", flipped));
+    let mut crc = rdb.clone();
+    let n = crc.len();
+    crc[n - 1] ^= 1;
+    cases.push(("crc", crc));
+    for (name, data) in cases {
+        let p = scratch(name, &data);
+        let (ok, out) = check(KEEL, &p).expect("runs");
+        assert!(!ok, "{name}: {out}");
+        assert!(out.contains("--- RDB ERROR DETECTED ---"), "{name}: {out}");
+        assert!(
+            out.contains("[additional info] Last key read: '"),
+            "{name}: {out}"
+        );
+        if let Some((redis_ok, redis_out)) = check("redis-check-rdb", &p) {
+            assert_eq!(ok, redis_ok, "{name}: {redis_out}");
+        }
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn keel_written_files_check_clean_and_odd_arguments_fail() {
+    let opts = WriteOptions {
+        compress: true,
+        checksum: false,
+        aux: vec![(b"redis-ver".to_vec(), b"7.0.15".to_vec())],
+    };
+    let mut w = RdbWriter::new(Vec::new(), opts).expect("header");
+    w.select_db(2, 1, 0).expect("select");
+    w.write_entry(b"k", &Value::str(b"v"), None).expect("entry");
+    let path = scratch("keel.rdb", &w.finish().expect("finish"));
+    let (ok, out) = check(KEEL, &path).expect("runs");
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("[offset 27] AUX FIELD redis-ver = '7.0.15'"),
+        "{out}"
+    );
+    assert!(out.contains("Selecting DB ID 2"), "{out}");
+    assert!(out.contains("checksum disabled"), "{out}");
+    if let Some((redis_ok, redis_out)) = check("redis-check-rdb", &path) {
+        assert!(redis_ok, "{redis_out}");
+    }
+    let _ = std::fs::remove_file(&path);
+    let (ok, out) = check(KEEL, &path).expect("runs");
+    assert!(!ok && out.contains("can't open"), "{out}");
+    let status = Command::new(KEEL).status().expect("runs");
+    assert!(!status.success());
+}
+
+#[test]
+fn module_types_keel_cannot_serve_are_reported() {
+    let Some(rdb) = load(&reference("redisbloom-2.4.23.rdb")) else {
+        return;
+    };
+    let path = scratch("bloom.rdb", &rdb);
+    let (ok, out) = check(KEEL, &path).expect("runs");
+    assert!(!ok);
+    assert!(
+        out.contains("module type MBbloomCF is not supported by Keel yet"),
+        "{out}"
+    );
+    let _ = std::fs::remove_file(path);
+}
