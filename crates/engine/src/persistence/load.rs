@@ -60,8 +60,20 @@ pub fn load_rdb_bytes(
             out.expired += 1;
             continue;
         }
-        let value = to_store_value(entry.value, &limits)
-            .map_err(|e| format!("Error loading key from the RDB file {name}: {e}"))?;
+        let value = match to_store_value(entry.value, &limits) {
+            Ok(v) => v,
+            Err(keel_persist::rdb::ConvertError::Empty) => {
+                // Redis skips an empty collection on load, with a note.
+                crate::config::log_notice(&format!(
+                    "RDB has empty key '{}'; it is skipped",
+                    String::from_utf8_lossy(&entry.key)
+                ));
+                continue;
+            }
+            Err(e) => {
+                return Err(format!("Error loading key from the RDB file {name}: {e}"));
+            }
+        };
         insert(entry.db as usize, &entry.key, value, expire.unwrap_or(0));
         out.keys += 1;
         if last_log.elapsed().as_secs() >= 2 {

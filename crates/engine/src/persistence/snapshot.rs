@@ -176,7 +176,10 @@ fn write_image(
         if commands {
             Ok(Out::Commands { w, buf: Vec::new() })
         } else {
-            RdbWriter::new(w, options(engine, aof_base)).map(Out::Rdb)
+            RdbWriter::new(w, options(engine, aof_base)).map(|mut w| {
+                w.set_list_size(engine.config.compact_limits().list_size);
+                Out::Rdb(w)
+            })
         }
     });
     let (w, err) = match opened {
