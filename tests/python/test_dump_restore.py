@@ -151,6 +151,7 @@ def test_options_and_ttls(rb):
     assert rb.get("dst") == b"value"
     assert rb.execute_command("RESTORE", "t", "100000", p, "IDLETIME", "10") == b"OK"
     assert 99000 <= rb.pttl("t") <= 100000
+    assert 10 <= rb.object("idletime", "t") <= 12
     assert rb.execute_command("RESTORE", "f", "0", p, "FREQ", "5", "REPLACE", "ABSTTL") == b"OK"
     future = int(time.time() * 1000) + 3_600_000
     assert rb.restore("a", future, p, absttl=True) in OK

@@ -72,6 +72,11 @@ impl Entry {
         u64::from(seconds_clock(now_ms).wrapping_sub(self.access_s))
     }
 
+    /// Make the key look idle for `idle_s` seconds (RESTORE ... IDLETIME).
+    pub fn set_idle_seconds(&mut self, idle_s: u64, now_ms: u64) {
+        self.access_s = seconds_clock(now_ms).wrapping_sub(idle_s as u32);
+    }
+
     /// Approximate bytes this entry costs, for MEMORY USAGE and accounting:
     /// its slab slot, its share of the hash table (a 4-byte index and a
     /// control byte per bucket, at about half load), and what it owns.

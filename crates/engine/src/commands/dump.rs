@@ -60,8 +60,9 @@ pub(crate) const RESTORE: CommandSpec = CommandSpec {
 /// length against the bytes present, duplicates, empty collections), so `no`, `yes` and
 /// `clients` all behave as `yes`.
 ///
-/// IDLETIME and FREQ are checked as Redis checks them; the keyspace keeps no settable access
-/// clock or frequency counter yet, so they do not change the new key's OBJECT IDLETIME/FREQ.
+/// IDLETIME sets the key's access clock (OBJECT IDLETIME), as Redis does under its default
+/// (LRU-clocked) maxmemory policy; FREQ is checked and, as Redis does outside LFU policies,
+/// not kept.
 fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let ttl_arg = args.next_arg()?;
@@ -119,6 +120,11 @@ fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Ok(Frame::ok());
     }
     table.insert(key, value, at as u64, now);
+    if let Some(idle) = idle {
+        if let Some(e) = table.get_mut(key, now) {
+            e.set_idle_seconds(idle as u64, now);
+        }
+    }
     ctx.dirty(1);
     if at != 0 && !absttl {
         let mut argv = args.argv().to_vec();
