@@ -732,6 +732,22 @@ fn canonical(dir: &Directive, words: &[&str], current: &str) -> Result<String, C
         // "relative" is Redis's other name for "yes".
         "oom-score-adj" if v == "relative" => "yes".into(),
         "latency-tracking-info-percentiles" => canonical_percentiles(&v)?,
+        // The files live in `dir`: Redis refuses paths for their names.
+        "dbfilename" if v.contains('/') => {
+            return Err(ConfigError::Unsupported(
+                "dbfilename can't be a path, just a filename",
+            ))
+        }
+        "appendfilename" if v.contains('/') => {
+            return Err(ConfigError::Unsupported(
+                "appendfilename can't be a path, just a filename",
+            ))
+        }
+        "appenddirname" if v.contains('/') => {
+            return Err(ConfigError::Unsupported(
+                "appenddirname can't be a path, just a dirname",
+            ))
+        }
         _ => v,
     };
     if let Class::Later(feature) = dir.class {
@@ -1513,7 +1529,9 @@ mod table_tests {
     #[test]
     fn file_lines_add_up_and_file_only_names_are_handled() {
         let c = Config::default();
-        c.apply_line("save", &["3600", "1"], true).expect("save");
+        // The first line replaces the default points (the loader passes
+        // add_up = false for it); later ones add up.
+        c.apply_line("save", &["3600", "1"], false).expect("save");
         c.apply_line("save", &["300", "100"], true).expect("save");
         assert_eq!(c.get("save"), "3600 1 300 100");
         c.apply_line("save", &[""], true).expect("save");
@@ -1559,8 +1577,14 @@ mod more_tests {
         assert_eq!(c.get("save"), "3600 1 300 0");
         c.set("save", &[""], false).expect("test value");
         assert_eq!(c.get("save"), "");
-        assert!(c.validate("appendonly", &["yes"]).is_err());
+        assert!(c.validate("appendonly", &["yes"]).is_ok());
         assert!(c.validate("appendonly", &["no"]).is_ok());
+        assert_eq!(
+            c.validate("dbfilename", &["a/b.rdb"]).err(),
+            Some(ConfigError::Unsupported(
+                "dbfilename can't be a path, just a filename"
+            ))
+        );
     }
 
     #[test]

@@ -35,6 +35,9 @@ impl TestEngine {
         b.config
             .set("enable-debug-command", &["yes"], true)
             .expect("valid directive");
+        // No save points: a unit test must not write dump.rdb (FLUSHALL and
+        // SHUTDOWN save when they are set).
+        b.config.set("save", &[""], true).expect("valid directive");
         let engine = b.build();
         let session = engine.connect("127.0.0.1:1".into(), "127.0.0.1:6379".into());
         TestEngine {
