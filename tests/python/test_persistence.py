@@ -438,3 +438,24 @@ def test_corrupt_rdb_stops_start_up_with_the_offset(tmp_path):
         assert "dump.rdb" in out and "offset" in out, out
     (tmp_path / "dump.rdb").write_bytes(bytes(data[: len(data) // 3]))
     fails_to_start("--dir", str(tmp_path))
+
+
+def test_failed_bgsave_stops_writes_until_told_otherwise(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    s = Server("--dir", str(gone), "--save", "3600 1")
+    try:
+        r = s.client()
+        r.set("k", "v")
+        gone.rmdir()
+        assert raw(s, "BGSAVE") == "Background saving started"
+        wait_for(lambda: info(r, "rdb_bgsave_in_progress") == 0)
+        assert info(r, "rdb_last_bgsave_status") == "err"
+        with pytest.raises(redis.ResponseError) as e:
+            r.set("k", "w")
+        assert str(e.value).startswith("MISCONF "), str(e.value)
+        assert r.get("k") == "v"
+        r.config_set("stop-writes-on-bgsave-error", "no")
+        assert r.set("k", "w")
+    finally:
+        s.stop()
