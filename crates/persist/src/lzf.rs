@@ -95,16 +95,61 @@ fn slot_of(h: u32) -> usize {
     ((h >> 8).wrapping_sub(h.wrapping_mul(5)) as usize) & (HASH_SLOTS - 1)
 }
 
+/// The compressor's hash table, kept per thread: clearing 64K slots for every string (a
+/// snapshot compresses millions) cost more than compressing them. A slot holds the call's
+/// generation beside the position, so a slot from an earlier call reads as empty.
+struct Slots {
+    gen: u32,
+    slots: Vec<u64>,
+}
+
+impl Slots {
+    fn get(&self, slot: usize) -> usize {
+        match self.slots.get(slot) {
+            Some(&v) if (v >> 32) as u32 == self.gen => (v & 0xffff_ffff) as usize,
+            _ => NO_SLOT,
+        }
+    }
+
+    fn set(&mut self, slot: usize, pos: usize) {
+        if let Some(v) = self.slots.get_mut(slot) {
+            *v = (u64::from(self.gen) << 32) | pos as u64;
+        }
+    }
+}
+
+thread_local! {
+    static SLOTS: std::cell::RefCell<Slots> = std::cell::RefCell::new(Slots {
+        gen: 0,
+        slots: vec![0; HASH_SLOTS],
+    });
+}
+
 /// [`compress`] into at most `out_len` bytes: `None` when liblzf, given that much room, would
 /// give up (its checks are a little conservative near the end, and Redis stores the string
 /// uncompressed then), or for empty input.
 pub fn compress_within(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    if input.len() > u32::MAX as usize {
+        // Positions are kept in 32 bits; RDB strings are far smaller.
+        return None;
+    }
+    SLOTS.with(|t| {
+        let mut t = t.borrow_mut();
+        t.gen = t.gen.wrapping_add(1);
+        if t.gen == 0 {
+            t.slots.iter_mut().for_each(|v| *v = 0);
+            t.gen = 1;
+        }
+        compress_with(input, out_len, &mut t)
+    })
+}
+
+fn compress_with(input: &[u8], out_len: usize, table: &mut Slots) -> Option<Vec<u8>> {
     let n = input.len();
     if n == 0 || out_len == 0 {
         return None;
     }
     let at = |i: usize| u32::from(input.get(i).copied().unwrap_or(0));
-    let mut table = vec![NO_SLOT; HASH_SLOTS];
     let mut out = Vec::with_capacity(n.min(out_len).saturating_add(16));
     // Every literal run starts with a header byte filled in when the run ends.
     out.push(0u8);
@@ -114,8 +159,8 @@ pub fn compress_within(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     while ip + 2 < n {
         h = (h << 8) | at(ip + 2);
         let slot = slot_of(h);
-        let r = table[slot];
-        table[slot] = ip;
+        let r = table.get(slot);
+        table.set(slot, ip);
         let found = r != NO_SLOT
             && r < ip
             && ip - r - 1 < MAX_OFFSET
@@ -191,7 +236,7 @@ pub fn compress_within(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
         h = (at(ip) << 8) | at(ip + 1);
         for _ in 0..2 {
             h = (h << 8) | at(ip + 2);
-            table[slot_of(h)] = ip;
+            table.set(slot_of(h), ip);
             ip += 1;
         }
     }
