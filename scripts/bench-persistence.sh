@@ -12,6 +12,7 @@
 #   POLICIES="no everysec always"          SIZES="3 3000"
 #   KEEL_SERVER=... (default: target/release/keel-server, built if needed)
 #   KEEL_ARGS=...  extra keel-server options (e.g. "--threads 2")
+#   BOTH_ARGS=...  extra options for both servers (e.g. "--auto-aof-rewrite-percentage 0")
 #   DIR=...        where the files go (default: a fresh dir under $TMPDIR)
 
 set -euo pipefail
@@ -22,6 +23,7 @@ KEYSPACE=${KEYSPACE:-1000000}
 POLICIES=${POLICIES:-"no everysec always"}
 SIZES=${SIZES:-"3 3000"}
 KEEL_ARGS=${KEEL_ARGS:-}
+BOTH_ARGS=${BOTH_ARGS:-}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 die() { echo "bench-persistence: $*" >&2; exit 1; }
@@ -54,10 +56,10 @@ run() {
 	[[ "$policy" == off ]] && aof=(--appendonly no)
 	if [[ $name == redis ]]; then
 		redis-server --port "$port" --bind 127.0.0.1 --save '' --dir "$dir" "${aof[@]}" \
-			>"$dir/log" 2>&1 &
+			$BOTH_ARGS >"$dir/log" 2>&1 &
 	else
 		"$KEEL_SERVER" --port "$port" --bind 127.0.0.1 --save '' --dir "$dir" "${aof[@]}" \
-			$KEEL_ARGS >"$dir/log" 2>&1 &
+			$KEEL_ARGS $BOTH_ARGS >"$dir/log" 2>&1 &
 	fi
 	PID=$!
 	for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
@@ -90,7 +92,7 @@ field() { # name policy size column -> median over runs
 }
 
 echo "Threads: redis-server 1 (plus its fsync thread), keel-server ${KEEL_ARGS:-default (one per core, $(nproc) here)} + AOF thread."
-echo "N=$N, -c $CLIENTS, -r $KEYSPACE, runs=$RUNS (medians)."
+echo "N=$N, -c $CLIENTS, -r $KEYSPACE, runs=$RUNS (medians)${BOTH_ARGS:+, both servers with $BOTH_ARGS}."
 echo
 echo "| value | appendfsync | Redis req/s | Keel req/s | Keel/Redis | Redis p99 ms | Keel p99 ms | Redis CPU us/req | Keel CPU us/req |"
 echo "|---|---|---|---|---|---|---|---|---|"
