@@ -217,13 +217,12 @@ pub fn config_changed(engine: &crate::Engine, name: &str) {
             engine.config.get_bool("aof-timestamp-enabled"),
             Ordering::Relaxed,
         ),
-        "stop-writes-on-bgsave-error" | "save" => {
-            // Writes are refused only while both still ask for it.
+        // Writes are refused only while both still ask for it.
+        "stop-writes-on-bgsave-error" | "save"
             if !engine.config.get_bool("stop-writes-on-bgsave-error")
-                || engine.config.get("save").is_empty()
-            {
-                p.writes_refused.store(false, Ordering::Relaxed);
-            }
+                || engine.config.get("save").is_empty() =>
+        {
+            p.writes_refused.store(false, Ordering::Relaxed);
         }
         "appendonly" => {
             if engine.config.get_bool("appendonly") {
