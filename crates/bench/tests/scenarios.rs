@@ -29,8 +29,12 @@ fn tmp(name: &str) -> PathBuf {
 /// Run `keel-bench run FILE --short --json OUT extra...`; the output and the
 /// parsed JSON (if written).
 fn run(file: &PathBuf, extra: &[&str]) -> (Output, Option<Value>) {
+    // Tests run in parallel and several run the same scenario: each run gets
+    // its own file.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let json = tmp(&format!(
-        "{}.json",
+        "{}-{n}.json",
         file.file_stem().unwrap().to_string_lossy()
     ));
     let _ = std::fs::remove_file(&json);
