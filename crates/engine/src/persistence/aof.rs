@@ -51,6 +51,8 @@ struct Pending {
     stop: bool,
     /// A SELECT must be logged before the next command (a new file starts).
     reselect: bool,
+    /// The Unix second of the last `#TS:` annotation.
+    ts: u64,
 }
 
 #[derive(Default)]
@@ -153,8 +155,11 @@ impl Aof {
         // takes everything that arrived since then at once.
         p.appends += 1;
         let wake = start == 0 || p.appends == p.want;
-        if self.timestamps.load(Ordering::Relaxed) {
-            let _ = write!(p.buf, "#TS:{}\r\n", now_ms / 1000);
+        if self.timestamps.load(Ordering::Relaxed) && p.ts != now_ms / 1000 {
+            // As Redis, one annotation per second that sees writes.
+            p.ts = now_ms / 1000;
+            let ts = p.ts;
+            let _ = write!(p.buf, "#TS:{ts}\r\n");
         }
         for (db, argv) in effects {
             if p.db != Some(*db) || p.reselect {
@@ -183,9 +188,10 @@ impl Aof {
             && self.running.load(Ordering::Relaxed)
     }
 
-    /// Start logging into `incr` (already created and named in the
-    /// manifest); the writer thread starts if it is not running.
+    /// Start logging into `incr` (already created); the writer thread
+    /// starts if it is not running.
     pub fn start(self: &Arc<Self>, incr: File) {
+        self.stats.current_size.store(0, Ordering::Relaxed);
         {
             let mut p = self.pending.lock();
             p.stop = false;
@@ -208,6 +214,8 @@ impl Aof {
     /// Switch to a new incremental file at the current position. Called with
     /// every shard locked (a rewrite's flip), so the position is exact.
     pub fn switch_to(&self, incr: File) {
+        // From here on the size counts the new incremental file.
+        self.stats.current_size.store(0, Ordering::Relaxed);
         let mut p = self.pending.lock();
         let at = p.appended;
         p.switch = Some((at, incr));
@@ -316,7 +324,6 @@ impl Aof {
                 }
                 rest = &rest[cut..];
                 file = Some(newfile);
-                self.stats.current_size.store(0, Ordering::Relaxed);
                 unsynced = false;
             }
             if let Some(f) = file.as_mut() {
