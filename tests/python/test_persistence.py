@@ -459,3 +459,37 @@ def test_failed_bgsave_stops_writes_until_told_otherwise(tmp_path):
         assert r.set("k", "w")
     finally:
         s.stop()
+
+
+def test_single_file_aof_with_rdb_preamble_is_upgraded(tmp_path):
+    """An appendonly.aof from before Redis 7: an RDB preamble, then commands.
+    It loads whole, and the server carries on with a multi-part directory."""
+    s = Server("--dir", str(tmp_path))
+    try:
+        r = s.client()
+        fill(r)
+        assert r.save()
+    finally:
+        s.stop()
+    preamble = (tmp_path / "dump.rdb").read_bytes()
+    os.remove(tmp_path / "dump.rdb")
+    tail = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$4\r\ntail\r\n$3\r\nyes\r\n"
+    (tmp_path / "appendonly.aof").write_bytes(preamble + tail)
+    s = Server("--dir", str(tmp_path), "--appendonly", "yes")
+    try:
+        r = s.client()
+        assert r.get("tail") == "yes"
+        assert r.get("s") == "hello"
+        assert r.lrange("l", 0, 2) == ["e0", "e1", "e2"]
+        r.set("after", "upgrade")
+        time.sleep(1.2)
+        assert os.path.exists(tmp_path / "appendonlydir" / "appendonly.aof.manifest")
+    finally:
+        s.proc.kill()
+        s.proc.wait()
+    s = Server("--dir", str(tmp_path), "--appendonly", "yes")
+    try:
+        r = s.client()
+        assert r.mget("tail", "after", "s") == ["yes", "upgrade", "hello"]
+    finally:
+        s.stop()

@@ -5,11 +5,10 @@
 use crate::engine::Engine;
 use crate::session::{ClientHandle, Session};
 use bytes::Bytes;
-use keel_persist::aof::{AofItem, CommandReader, Manifest};
+use keel_persist::aof::{detect_file_format, AofItem, BaseFormat, CommandReader, Manifest};
 use keel_persist::rdb::{to_store_value, RdbReader};
-use std::io::BufReader;
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -29,15 +28,19 @@ pub struct Loaded {
 pub fn load_rdb(engine: &Engine, path: &Path, insert: &mut Insert<'_>) -> Result<Loaded, String> {
     let name = path.display().to_string();
     let data = std::fs::read(path).map_err(|e| format!("Can't read {name}: {e}"))?;
-    load_rdb_bytes(engine, &name, &data, insert)
+    read_rdb(engine, &name, &data, insert, false).map(|(l, _)| l)
 }
 
-pub fn load_rdb_bytes(
+/// Read an RDB snapshot from `data`. With `tail`, the snapshot may be
+/// followed by commands (an AOF written with an RDB preamble): the offset
+/// where they start is returned.
+fn read_rdb(
     engine: &Engine,
     name: &str,
     data: &[u8],
     insert: &mut Insert<'_>,
-) -> Result<Loaded, String> {
+    tail: bool,
+) -> Result<(Loaded, Option<u64>), String> {
     let started = Instant::now();
     let mut last_log = Instant::now();
     let now = engine.now_ms();
@@ -48,7 +51,15 @@ pub fn load_rdb_bytes(
     };
     let mut r = RdbReader::new(data).map_err(bad)?;
     let mut out = Loaded::default();
-    while let Some(entry) = r.next_entry().map_err(bad)? {
+    loop {
+        let entry = match r.next_entry() {
+            Ok(Some(entry)) => entry,
+            Ok(None) => return Ok((out, None)),
+            Err(e) => match keel_persist::aof::rdb_tail_start(&e) {
+                Some(at) if tail => return Ok((out, Some(at as u64))),
+                _ => return Err(bad(e)),
+            },
+        };
         if entry.db >= dbs {
             return Err(format!(
                 "FATAL: Data file was created with a Redis server configured to handle more \
@@ -85,7 +96,6 @@ pub fn load_rdb_bytes(
             ));
         }
     }
-    Ok(out)
 }
 
 /// Insert into the keyspace, one shard lock per key (start-up: nobody else
@@ -120,7 +130,7 @@ pub fn load_aof(engine: &Engine) -> Result<Option<(Manifest, Loaded)>, String> {
                     "Loading the single-file AOF {} (it is replaced by a new multi part AOF)",
                     old.display()
                 ));
-                let loaded = replay(engine, &old, true)?;
+                let loaded = load_file(engine, &old, true)?;
                 return Ok(Some((Manifest::default(), loaded)));
             }
             return Ok(None);
@@ -135,66 +145,55 @@ pub fn load_aof(engine: &Engine) -> Result<Option<(Manifest, Loaded)>, String> {
     let manifest = Manifest::parse(&text)
         .map_err(|e| format!("Invalid AOF manifest {}: {e}", mpath.display()))?;
     let mut total = Loaded::default();
-    let files: Vec<_> = manifest
-        .base
-        .iter()
-        .chain(manifest.incr.iter())
-        .cloned()
-        .collect();
-    let n = files.len();
-    for (i, f) in files.iter().enumerate() {
+    let n = manifest.incr.len() + usize::from(manifest.base.is_some());
+    for (i, f) in manifest.load_order().enumerate() {
         let path = dir.join(&f.name);
-        let last = i + 1 == n;
         let size = std::fs::metadata(&path).map(|m| m.len()).map_err(|e| {
             format!(
                 "The AOF file {} doesn't exist or can't be read: {e}",
                 path.display()
             )
         })?;
-        if size == 0 {
-            continue;
+        if size > 0 {
+            let loaded = load_file(engine, &path, i + 1 == n)?;
+            crate::config::log_notice(&format!("DB loaded from AOF file {}", f.name));
+            total.keys += loaded.keys;
+            total.expired += loaded.expired;
         }
-        let is_rdb = {
-            use std::io::Read;
-            let mut head = [0u8; 5];
-            std::fs::File::open(&path)
-                .and_then(|mut fh| fh.read_exact(&mut head))
-                .is_ok()
-                && &head == b"REDIS"
-        };
-        let loaded = if is_rdb {
-            let l = load_rdb(engine, &path, &mut insert_locking(engine))?;
-            crate::config::log_notice(&format!(
-                "DB loaded from base file {}: {} keys",
-                f.name, l.keys
-            ));
-            l
-        } else {
-            let l = replay(engine, &path, last)?;
-            crate::config::log_notice(&format!(
-                "DB loaded from {} file {}",
-                if i == 0 && manifest.base.is_some() {
-                    "base"
-                } else {
-                    "incr"
-                },
-                f.name
-            ));
-            l
-        };
-        total.keys += loaded.keys;
-        total.expired += loaded.expired;
     }
     Ok(Some((manifest, total)))
 }
 
-/// Run every command of an AOF file. A file that ends inside a command (or
-/// inside MULTI) is cut back to its last complete one when it is the last
-/// file and `aof-load-truncated` is yes; anything else malformed stops.
-fn replay(engine: &Engine, path: &Path, last: bool) -> Result<Loaded, String> {
+/// One AOF file: an RDB snapshot (a base, or an old file's preamble) and/or
+/// commands. `last`: the file the log was appending to, which may be torn.
+fn load_file(engine: &Engine, path: &Path, last: bool) -> Result<Loaded, String> {
     let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| format!("Can't open {name}: {e}"))?;
-    let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, file));
+    let format = detect_file_format(path).map_err(|e| format!("Can't read {name}: {e}"))?;
+    let (loaded, commands_at) = match format {
+        BaseFormat::Rdb => {
+            let data = std::fs::read(path).map_err(|e| format!("Can't read {name}: {e}"))?;
+            let (l, tail) = read_rdb(engine, &name, &data, &mut insert_locking(engine), true)?;
+            match tail {
+                Some(at) => (l, at),
+                None => return Ok(l),
+            }
+        }
+        BaseFormat::Commands => (Loaded::default(), 0),
+    };
+    replay(engine, path, commands_at, last)?;
+    Ok(loaded)
+}
+
+/// Run every command of an AOF file from byte `from` on. A file that ends
+/// inside a command (or inside MULTI, which the reader reports at the MULTI)
+/// is cut back there when it is the last file and `aof-load-truncated` is
+/// yes; anything else malformed stops.
+fn replay(engine: &Engine, path: &Path, from: u64, last: bool) -> Result<(), String> {
+    let name = path.display().to_string();
+    let mut file = std::fs::File::open(path).map_err(|e| format!("Can't open {name}: {e}"))?;
+    file.seek(SeekFrom::Start(from))
+        .map_err(|e| format!("Can't read {name}: {e}"))?;
+    let mut reader = CommandReader::starting_at(file, from);
     let handle = Arc::new(ClientHandle::new(
         u64::MAX,
         "aof".into(),
@@ -202,17 +201,15 @@ fn replay(engine: &Engine, path: &Path, last: bool) -> Result<Loaded, String> {
         engine.now_ms(),
     ));
     let mut session = Session::new(handle, true);
-    let mut multi_at: Option<u64> = None;
-    let mut count = 0u64;
     let mut cut: Option<u64> = None;
     while let Some(item) = reader.next_item() {
         match item {
             Ok(AofItem::Annotation(_)) => {}
             Ok(AofItem::Command(cmd)) => {
-                let Some(first) = cmd.argv.first() else {
+                let argv: Vec<Bytes> = cmd.argv.into_iter().map(Bytes::from).collect();
+                let Some(first) = argv.first() else {
                     continue;
                 };
-                let argv: Vec<Bytes> = cmd.argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
                 if engine.resolve(&argv).is_err() {
                     return Err(format!(
                         "Unknown command '{}' reading the append only file {name} at byte offset {}",
@@ -220,19 +217,13 @@ fn replay(engine: &Engine, path: &Path, last: bool) -> Result<Loaded, String> {
                         cmd.offset
                     ));
                 }
-                if argv[0].eq_ignore_ascii_case(b"MULTI") {
-                    multi_at = Some(cmd.offset);
-                } else if argv[0].eq_ignore_ascii_case(b"EXEC") {
-                    multi_at = None;
-                }
                 engine.execute(&mut session, argv);
-                count += 1;
+            }
+            Err(e) if e.is_truncation() && last => {
+                cut = Some(e.offset);
+                break;
             }
             Err(e) => {
-                if e.is_truncation() && last {
-                    cut = Some(e.offset);
-                    break;
-                }
                 return Err(format!(
                     "Bad file format reading the append only file {name} at byte offset {}: {e}. \
                      Make a backup of your AOF file, then use keel-check-aof --fix <filename.manifest>",
@@ -242,13 +233,8 @@ fn replay(engine: &Engine, path: &Path, last: bool) -> Result<Loaded, String> {
         }
     }
     if session.multi.is_some() {
+        // The reader reported the unfinished MULTI; drop what was queued.
         engine.execute(&mut session, vec![Bytes::from_static(b"DISCARD")]);
-        if !last {
-            return Err(format!(
-                "Unexpected end of file reading the append only file {name}: an unfinished MULTI"
-            ));
-        }
-        cut = Some(cut.map_or(multi_at.unwrap_or(0), |c| c.min(multi_at.unwrap_or(c))));
         crate::config::log_warning("Revert incomplete MULTI/EXEC transaction in AOF file");
     }
     if let Some(at) = cut {
@@ -276,11 +262,5 @@ fn replay(engine: &Engine, path: &Path, last: bool) -> Result<Loaded, String> {
             "AOF {name} loaded anyway because aof-load-truncated is enabled (cut at byte offset {at})"
         ));
     }
-    let _ = count;
-    Ok(Loaded::default())
-}
-
-/// Whether load progress and state should show as loading (INFO).
-pub fn set_loading(engine: &Engine, on: bool) {
-    engine.persist.loading.store(on, Ordering::Relaxed);
+    Ok(())
 }

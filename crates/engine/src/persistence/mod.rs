@@ -23,12 +23,12 @@ pub struct PersistStats {
     pub rdb_saves: AtomicU64,
     pub rdb_last_bgsave_ok: AtomicBool,
     pub rdb_last_bgsave_time_sec: AtomicI64,
-    pub rdb_last_cow_size: AtomicU64,
     pub aof_rewrites: AtomicU64,
     pub aof_last_rewrite_ok: AtomicBool,
     pub aof_last_rewrite_time_sec: AtomicI64,
     pub aof_rewrites_consecutive_failures: AtomicU64,
-    pub aof_last_cow_size: AtomicU64,
+    /// Unix seconds of the last failed AOF rewrite (for the retry delay).
+    pub last_rewrite_fail_s: AtomicU64,
     pub load_keys_loaded: AtomicU64,
     pub load_keys_expired: AtomicU64,
     /// Unix seconds of the last failed background save (for the retry delay).
@@ -161,29 +161,18 @@ fn start_aof(engine: &Arc<crate::Engine>) -> Result<(), String> {
                 .map(|m| m.len())
                 .sum();
             p.aof.stats.base_size.store(base_size, Ordering::Relaxed);
-            let last = files.manifest.incr.last().cloned();
-            let file = match last {
-                Some(f) => std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(dir.join(&f.name))
-                    .map_err(|e| format!("Can't open the append-only file {}: {e}", f.name))?,
-                None => {
-                    let seq = 1;
-                    let f = keel_persist::aof::AofFile {
-                        name: format!("{filename}.{seq}.incr.aof"),
-                        seq,
-                        kind: keel_persist::aof::AofFileKind::Incr,
-                    };
-                    let fh = std::fs::File::create(dir.join(&f.name)).map_err(|e| {
-                        format!("Can't create the append-only file {}: {e}", f.name)
-                    })?;
-                    files.manifest.incr.push(f);
-                    files
-                        .persist_manifest()
-                        .map_err(|e| format!("Can't write the AOF manifest: {e}"))?;
-                    fh
-                }
-            };
+            let had_incr = !files.manifest.incr.is_empty();
+            let incr = files.manifest.last_incr_or_new(&filename);
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(&incr.name))
+                .map_err(|e| format!("Can't open the append-only file {}: {e}", incr.name))?;
+            if !had_incr {
+                files
+                    .persist_manifest()
+                    .map_err(|e| format!("Can't write the AOF manifest: {e}"))?;
+            }
             drop(files);
             p.aof.start(file);
             p.aof.stats.current_size.store(incr_size, Ordering::Relaxed);

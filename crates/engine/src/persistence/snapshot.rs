@@ -10,7 +10,6 @@
 
 use crate::ctx::Ctx;
 use crate::engine::Engine;
-use keel_persist::aof::{AofFile, AofFileKind};
 use keel_persist::rdb::{RdbWriter, WriteOptions};
 use keel_store::{Shard, Value};
 use std::fs::File;
@@ -63,11 +62,9 @@ pub fn flip(dbs: usize, for_each: &mut ForEachShard<'_>) -> Counts {
 /// Hand up to `budget` entries of database `db`'s image in `shard` to `emit`;
 /// true once that shard's part of the image is complete.
 fn drain(shard: &mut Shard, db: usize, budget: usize, emit: &mut Emit<'_>) -> bool {
-    let Some(i) = (0..shard.databases()).find(|&i| shard.db_ref(i).snapshot_db() == Some(db))
-    else {
-        return true;
-    };
-    shard.db(i).snapshot_step(budget, emit)
+    shard
+        .snapshot_table(db)
+        .is_none_or(|t| t.snapshot_step(budget, emit))
 }
 
 /// Where the image goes: an RDB, or (an AOF base with
@@ -82,7 +79,6 @@ enum Out {
 struct ImageWriter {
     w: Option<Out>,
     err: Option<std::io::Error>,
-    keys: u64,
     /// The background job writing it: stopped once the generation moves on.
     gen: Option<u64>,
 }
@@ -122,9 +118,8 @@ impl ImageWriter {
                 w.write_all(buf)
             }
         })();
-        match r {
-            Ok(()) => self.keys += 1,
-            Err(e) => self.err = Some(e),
+        if let Err(e) = r {
+            self.err = Some(e);
         }
     }
 }
@@ -161,7 +156,7 @@ fn options(engine: &Engine, aof_base: bool) -> WriteOptions {
 }
 
 /// Write the flipped image to `tmp`, fsync it; `step(db, emit)` drains one
-/// database from every shard. Returns the keys written.
+/// database from every shard.
 fn write_image(
     engine: &Engine,
     tmp: &Path,
@@ -169,7 +164,7 @@ fn write_image(
     aof_base: bool,
     gen: Option<u64>,
     step: &mut Step<'_>,
-) -> std::io::Result<u64> {
+) -> std::io::Result<()> {
     let commands = aof_base && !engine.config.get_bool("aof-use-rdb-preamble");
     let opened = File::create(tmp).and_then(|f| {
         let w = BufWriter::with_capacity(1 << 16, f);
@@ -186,12 +181,7 @@ fn write_image(
         Ok(w) => (Some(w), None),
         Err(e) => (None, Some(e)),
     };
-    let mut out = ImageWriter {
-        w,
-        err,
-        keys: 0,
-        gen,
-    };
+    let mut out = ImageWriter { w, err, gen };
     for db in 0..counts.len() {
         let mut selected = false;
         step(db, &mut |k, v, e| {
@@ -217,7 +207,7 @@ fn write_image(
         None => Err(std::io::Error::other("no writer")),
     };
     match finished.and_then(|f| f.sync_all()) {
-        Ok(()) => Ok(out.keys),
+        Ok(()) => Ok(()),
         Err(e) => {
             let _ = std::fs::remove_file(tmp);
             Err(e)
@@ -269,13 +259,30 @@ pub fn save_with(
 fn finish_rdb(
     engine: &Engine,
     tmp: &Path,
-    r: std::io::Result<u64>,
+    written: std::io::Result<()>,
     dirty: u64,
     background: bool,
 ) -> Result<(), String> {
     let p = &engine.persist;
     let dest = rdb_path(engine);
-    let r = r.and_then(|_| std::fs::rename(tmp, &dest));
+    let root = || {
+        std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default()
+    };
+    let r = written
+        .map_err(|e| format!("Write error saving DB on disk: {e}"))
+        .and_then(|()| {
+            std::fs::rename(tmp, &dest).map_err(|e| {
+                format!(
+                    "Error moving temp DB file {} on the final destination {} (in server root \
+                     dir {}): {e}",
+                    tmp.display(),
+                    dest.display(),
+                    root()
+                )
+            })
+        });
     match r {
         Ok(()) => {
             crate::config::log_notice("DB saved on disk");
@@ -290,15 +297,8 @@ fn finish_rdb(
             p.writes_refused.store(false, Ordering::Relaxed);
             Ok(())
         }
-        Err(e) => {
+        Err(why) => {
             let _ = std::fs::remove_file(tmp);
-            let why = format!(
-                "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
-                tmp.display(),
-                std::env::current_dir()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default()
-            );
             crate::config::log_warning(&why);
             if background {
                 p.stats.rdb_last_bgsave_ok.store(false, Ordering::Relaxed);
@@ -413,6 +413,7 @@ pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind
             end_job(e, gen);
         });
     if spawned.is_err() {
+        abort_all(engine);
         end_job(engine, gen);
         return Err(JobKind::Bgsave);
     }
@@ -444,46 +445,36 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
     let aof = p.aof.clone();
     let (dir, filename) = aof_dir(engine);
     let turning_on = engine.config.get_bool("appendonly") && !aof.on();
-    // Prepare the new incremental file before the flip, without locks.
-    let prepared = (|| -> std::io::Result<(File, AofFile, AofFile)> {
+    let logging = aof.on() || turning_on;
+    // The incremental file the log moves to at the flip, made before it
+    // without locks. With the log already on it is named in the manifest
+    // now (the old base and files plus this one are complete at every
+    // moment); when the AOF is being turned on, only once its base exists.
+    let prepared = (|| -> std::io::Result<Option<File>> {
         std::fs::create_dir_all(&dir)?;
         let mut files = aof.files.lock();
         files.dir = dir.clone();
         files.filename = filename.clone();
-        let base_seq = files.manifest.base.as_ref().map_or(0, |b| b.seq) + 1;
-        let incr_seq = files.manifest.incr.iter().map(|f| f.seq).max().unwrap_or(0) + 1;
-        let rdb = engine.config.get_bool("aof-use-rdb-preamble");
-        let base = AofFile {
-            name: format!(
-                "{filename}.{base_seq}.base.{}",
-                if rdb { "rdb" } else { "aof" }
-            ),
-            seq: base_seq,
-            kind: AofFileKind::Base,
-        };
-        let incr = AofFile {
-            name: format!("{filename}.{incr_seq}.incr.aof"),
-            seq: incr_seq,
-            kind: AofFileKind::Incr,
-        };
+        if !logging {
+            return Ok(None);
+        }
+        let incr = files.manifest.next_incr(&filename);
         let f = File::create(dir.join(&incr.name))?;
-        files.manifest.incr.push(incr.clone());
-        files.persist_manifest()?;
-        Ok((f, base, incr))
+        if !turning_on {
+            files.persist_manifest()?;
+        }
+        Ok(Some(f))
     })();
-    let (incr_file, base, incr) = match prepared {
-        Ok(x) => x,
+    let incr_file = match prepared {
+        Ok(f) => f,
         Err(e) => {
             crate::config::log_warning(&format!("Can't start the AOF rewrite: {e}"));
-            p.stats
-                .aof_rewrites_consecutive_failures
-                .fetch_add(1, Ordering::Relaxed);
-            p.stats.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
+            rewrite_failed(engine);
             return Err(JobKind::Rewrite);
         }
     };
-    let logging = aof.on() || turning_on;
-    let mut incr_file = Some(incr_file);
+    let rdb = engine.config.get_bool("aof-use-rdb-preamble");
+    let mut incr_file = incr_file;
     let counts = flip_with(engine, locks, &mut || {
         if let Some(f) = incr_file.take() {
             if turning_on {
@@ -511,7 +502,7 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
             let r = write_image(e, &tmp, &counts, true, Some(gen), &mut |db, emit| {
                 drain_background(e, gen, db, emit)
             });
-            let r = r.and_then(|_| finish_rewrite(e, &tmp, base, incr));
+            let r = r.and_then(|()| finish_rewrite(e, &tmp, rdb, logging));
             let st = &e.persist.stats;
             match r {
                 Ok(()) => {
@@ -524,9 +515,14 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
                 Err(err) => {
                     crate::config::log_warning(&format!("Background AOF rewrite failed: {err}"));
                     let _ = std::fs::remove_file(&tmp);
-                    st.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
-                    st.aof_rewrites_consecutive_failures
-                        .fetch_add(1, Ordering::Relaxed);
+                    if turning_on {
+                        // No base, so the log is not a complete AOF yet:
+                        // stop it and try again later, as Redis keeps
+                        // waiting for a rewrite that succeeds.
+                        e.persist.aof.stop();
+                        e.persist.rewrite_scheduled.store(true, Ordering::Relaxed);
+                    }
+                    rewrite_failed(e);
                 }
             }
             st.aof_last_rewrite_time_sec
@@ -534,6 +530,7 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
             end_job(e, gen);
         });
     if spawned.is_err() {
+        abort_all(engine);
         end_job(engine, gen);
         return Err(JobKind::Rewrite);
     }
@@ -541,41 +538,49 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
 }
 
 /// The new base is on disk: name it, and make the manifest say new base +
-/// the incremental file opened at the flip; everything older is history,
-/// deleted once the manifest no longer names it.
-fn finish_rewrite(
-    engine: &Engine,
-    tmp: &Path,
-    base: AofFile,
-    incr: AofFile,
-) -> std::io::Result<()> {
+/// (when logging) the incremental file opened at the flip; everything older
+/// is history, deleted once the manifest no longer names it.
+fn finish_rewrite(engine: &Engine, tmp: &Path, rdb: bool, logging: bool) -> std::io::Result<()> {
     let aof = &engine.persist.aof;
     let mut files = aof.files.lock();
+    let filename = files.filename.clone();
+    let base = files.manifest.new_base(&filename, rdb);
     let dest = files.dir.join(&base.name);
     std::fs::rename(tmp, &dest)?;
-    let base_size = std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0);
-    let mut old: Vec<AofFile> = files.manifest.base.take().into_iter().collect();
-    let keep: Vec<AofFile> = files
-        .manifest
-        .incr
-        .drain(..)
-        .filter(|f| {
-            if f.name == incr.name {
-                true
-            } else {
-                old.push(f.clone());
-                false
-            }
-        })
-        .collect();
-    files.manifest.base = Some(base);
-    files.manifest.incr = keep;
+    files.manifest.mark_rewritten_incr_as_history(logging);
+    // As Redis: the manifest names the replaced files as history until they
+    // are deleted, so a crash in between leaves them known, not loaded.
     files.persist_manifest()?;
-    for f in old {
-        let _ = std::fs::remove_file(files.dir.join(&f.name));
+    let history = files.manifest.take_history();
+    if !history.is_empty() {
+        for f in history {
+            let _ = std::fs::remove_file(files.dir.join(&f.name));
+        }
+        files.persist_manifest()?;
     }
+    let base_size = std::fs::metadata(&dest).map_or(0, |m| m.len());
     aof.stats.base_size.store(base_size, Ordering::Relaxed);
     Ok(())
+}
+
+/// A rewrite failed: count it and hold automatic retries back a while.
+fn rewrite_failed(engine: &Engine) {
+    let st = &engine.persist.stats;
+    st.aof_last_rewrite_ok.store(false, Ordering::Relaxed);
+    st.aof_rewrites_consecutive_failures
+        .fetch_add(1, Ordering::Relaxed);
+    st.last_rewrite_fail_s
+        .store(engine.now_ms() / 1000, Ordering::Relaxed);
+}
+
+/// Drop the snapshot state of every table (a job that could not start).
+fn abort_all(engine: &Engine) {
+    for i in 0..engine.keyspace.shard_count() {
+        let mut g = engine.keyspace.lock(i);
+        for db in 0..g.databases() {
+            g.db(db).abort_snapshot();
+        }
+    }
 }
 
 /// The cron's part: scheduled jobs and `save` points.
@@ -584,7 +589,11 @@ pub fn cron(engine: &Engine) {
     if p.any_job() {
         return;
     }
-    if p.rewrite_scheduled.load(Ordering::Relaxed) {
+    let now_s = engine.now_ms() / 1000;
+    let failed_s = p.stats.last_rewrite_fail_s.load(Ordering::Relaxed);
+    let rewrite_may_retry =
+        p.stats.aof_last_rewrite_ok.load(Ordering::Relaxed) || now_s.saturating_sub(failed_s) >= 5;
+    if p.rewrite_scheduled.load(Ordering::Relaxed) && rewrite_may_retry {
         let _ = start_rewrite(engine, Locks::Take);
         return;
     }
@@ -592,7 +601,6 @@ pub fn cron(engine: &Engine) {
         let _ = start_bgsave(engine, Locks::Take);
         return;
     }
-    let now_s = engine.now_ms() / 1000;
     let changes = engine
         .stats
         .dirty()
@@ -621,7 +629,7 @@ pub fn cron(engine: &Engine) {
         let min = engine.config.get_i64("auto-aof-rewrite-min-size").max(0) as u64;
         let base = aof.stats.base_size.load(Ordering::Relaxed).max(1);
         let size = base + aof.stats.current_size.load(Ordering::Relaxed);
-        if pct > 0 && size > min && (size - base) * 100 / base >= pct as u64 {
+        if pct > 0 && size > min && (size - base) * 100 / base >= pct as u64 && rewrite_may_retry {
             crate::config::log_notice(&format!(
                 "Starting automatic rewriting of AOF on {}% growth",
                 (size - base) * 100 / base
