@@ -13,7 +13,7 @@
 //! - `keel`, this tool's variant: every schema written one command per
 //!   record, read back `read_passes` times with one command per record for
 //!   strings and one HGETALL / SMEMBERS for a hash or a set, with the
-//!   server memory the records take (INFO used_memory after FLUSHALL).
+//!   server memory the records take (INFO used_memory less client buffers, after FLUSHALL).
 
 use super::file::{one_of, positive, positive_list, CacheSpec, Resolver};
 use super::workloads::{push_cmd, Build, Expect, Sequence};

@@ -423,10 +423,20 @@ impl Admin {
         }))
     }
 
+    /// INFO `used_memory` less the clients' buffers (`mem_clients_normal`): what
+    /// the dataset and the server itself hold.
     pub fn used_memory(&mut self) -> anyhow::Result<Option<f64>> {
+        // Client buffers grow and shrink with the load and the server's
+        // idle-buffer cron: left in, they can outweigh a small dataset's
+        // growth between two readings. Both servers report them apart.
+        let clients = self
+            .info_field("memory", "mem_clients_normal")?
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
         Ok(self
             .info_field("memory", "used_memory")?
-            .and_then(|v| v.parse::<f64>().ok()))
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(|used| used - clients))
     }
 }
 
