@@ -233,9 +233,9 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
     ))
 }
 
-/// Run a script with the locks the executor took, again with every shard if
-/// it reached an undeclared key whose shard was busy before it wrote; its
-/// effects become one MULTI/EXEC unit when there are several.
+/// Run a script with the locks the executor took; if it reached an undeclared
+/// key whose shard was busy before it wrote, run it again holding every shard
+/// it reached. Its effects become one MULTI/EXEC unit when there are several.
 #[allow(clippy::too_many_arguments)]
 fn run_script(
     ctx: &mut Ctx<'_>,
@@ -257,6 +257,7 @@ fn run_script(
         let mut run = ScriptRun::new(ctx, is_eval, read_only, name(), argv());
         let reply = body(&mut run);
         let (abort, must_learn) = (run.aborted(), run.must_learn());
+        let wanted = run.wanted_shards();
         drop(run);
         if must_learn {
             engine.scripting.learn(learn());
@@ -264,9 +265,11 @@ fn run_script(
         if !abort {
             break reply;
         }
+        // Nothing was written: run again from the start holding, in order,
+        // every shard the script reached.
         engine.scripting.escalations.fetch_add(1, Ordering::Relaxed);
         ctx.guards = Guards::None;
-        ctx.guards = Guards::Many(engine.lock_all_shards());
+        ctx.guards = Guards::Many(engine.lock_shards(&wanted));
     };
     if logging {
         let logged = ctx.effects.len() - effects_before - 1;
