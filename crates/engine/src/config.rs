@@ -1797,6 +1797,8 @@ pub struct OpsHot {
     pub latency_tracking: std::sync::atomic::AtomicBool,
     /// The parsed `latency-tracking-info-percentiles`.
     pub percentiles: RwLock<Vec<f64>>,
+    /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
+    pub busy_reply_ms: AtomicI64,
 }
 
 impl Config {
@@ -1810,6 +1812,8 @@ impl Config {
             .store(self.get_i64("latency-monitor-threshold"), Ordering::Relaxed);
         o.latency_tracking
             .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
+        o.busy_reply_ms
+            .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         *o.percentiles.write() = self
             .get("latency-tracking-info-percentiles")
             .split_whitespace()

@@ -11,6 +11,7 @@ use keel_engine::scripting::{
 use keel_resp::{Frame, Protocol};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
 use std::cell::RefCell;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -34,7 +35,6 @@ struct Vm {
     env: Table,
     globals: Table,
     redis: Table,
-    raw_redis: Table,
     load_redis: Table,
     /// `run(f, handler, ...)`: xpcall of `f(...)`.
     runner: Function,
@@ -63,6 +63,27 @@ fn new_vm() -> mlua::Result<Vm> {
     let lua = Lua::new_with(libs, LuaOptions::default())?;
     lua.set_memory_limit(VM_MEMORY_LIMIT)?;
     let env = api::install(&lua)?;
+    let call = lua.create_function(|lua, a: MultiValue| {
+        let (v, failed) = crate::current::with(|run| redis_call(lua, run, a))
+            .ok_or_else(|| mlua::Error::RuntimeError("no script is running".into()))??;
+        match (failed, &v) {
+            (true, Value::Table(t)) => {
+                let text: String = t.raw_get("err")?;
+                Err(mlua::Error::RuntimeError(format!(
+                    "{}{text}",
+                    api::REPLY_MARK
+                )))
+            }
+            _ => Ok(v),
+        }
+    })?;
+    let pcall = lua.create_function(|lua, a: MultiValue| {
+        let (v, _) = crate::current::with(|run| redis_call(lua, run, a))
+            .ok_or_else(|| mlua::Error::RuntimeError("no script is running".into()))??;
+        Ok(v)
+    })?;
+    env.raw_redis.raw_set("call", call)?;
+    env.raw_redis.raw_set("pcall", pcall)?;
     let handler = lua.create_function(error_handler)?;
     let runner: Function = lua
         .load("local f, h = ... local args = {select(3, ...)} return xpcall(function() return f(unpack(args)) end, h)")
@@ -96,7 +117,6 @@ fn new_vm() -> mlua::Result<Vm> {
         globals,
         env: env.env,
         redis: env.redis,
-        raw_redis: env.raw_redis,
         load_redis: env.load_redis,
         runner,
         handler,
@@ -199,29 +219,8 @@ impl Vm {
         api::seed_random();
         RESP.with(|r| r.set(Protocol::Resp2));
         RUNNING.with(|r| *r.borrow_mut() = Some(run.running().clone()));
-        let lua = self.lua.clone();
-        let cell = RefCell::new(run);
-        let result = lua.scope(|scope| {
-            let call = scope.create_function(|lua, a: MultiValue| {
-                let mut run = cell.borrow_mut();
-                let (v, failed) = redis_call(lua, &mut run, a)?;
-                match (failed, &v) {
-                    (true, Value::Table(t)) => {
-                        let text: String = t.raw_get("err")?;
-                        Err(mlua::Error::RuntimeError(format!(
-                            "{}{text}",
-                            api::REPLY_MARK
-                        )))
-                    }
-                    _ => Ok(v),
-                }
-            })?;
-            let pcall = scope.create_function(|lua, a: MultiValue| {
-                let mut run = cell.borrow_mut();
-                Ok(redis_call(lua, &mut run, a)?.0)
-            })?;
-            self.raw_redis.raw_set("call", call)?;
-            self.raw_redis.raw_set("pcall", pcall)?;
+        let bound = crate::current::bind(run);
+        let result = (|| -> mlua::Result<(bool, Value)> {
             let out: MultiValue = match args {
                 // EVAL: no arguments, Lua's own xpcall.
                 None => self.xpcall.call((f.clone(), self.handler.clone()))?,
@@ -237,7 +236,8 @@ impl Vm {
             let ok = matches!(it.next(), Some(Value::Boolean(true)));
             let value = it.next().unwrap_or(Value::Nil);
             Ok((ok, value))
-        });
+        })();
+        drop(bound);
         RUNNING.with(|r| *r.borrow_mut() = None);
         let resp = RESP.with(|r| r.get());
         let reply = match result {

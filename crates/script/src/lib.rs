@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod convert;
+mod current;
 pub mod host;
 pub mod libs;
 

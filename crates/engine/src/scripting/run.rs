@@ -98,7 +98,12 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         argv: Vec<Bytes>,
     ) -> ScriptRun<'c, 'a> {
         let engine = ctx.engine;
-        let threshold = engine.config.get_i64("busy-reply-threshold").max(0) as u64;
+        let threshold = engine
+            .config
+            .ops
+            .busy_reply_ms
+            .load(Ordering::Relaxed)
+            .max(0) as u64;
         let running = Arc::new(Running {
             is_eval,
             started: Instant::now(),
