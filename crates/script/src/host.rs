@@ -61,11 +61,11 @@ impl LuaHost {
 fn new_vm() -> mlua::Result<Vm> {
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
     let lua = Lua::new_with(libs, LuaOptions::default())?;
-    lua.set_memory_limit(VM_MEMORY_LIMIT)?;
     let env = api::install(&lua)?;
     let call = lua.create_function(|lua, a: MultiValue| {
-        let (v, failed) = crate::current::with(|run| redis_call(lua, run, a))
-            .ok_or_else(|| mlua::Error::RuntimeError("no script is running".into()))??;
+        let (v, failed) =
+            unlimited(lua, || crate::current::with(|run| redis_call(lua, run, a)))
+                .ok_or_else(|| mlua::Error::RuntimeError("no script is running".into()))??;
         match (failed, &v) {
             (true, Value::Table(t)) => {
                 let text: String = t.raw_get("err")?;
@@ -78,7 +78,7 @@ fn new_vm() -> mlua::Result<Vm> {
         }
     })?;
     let pcall = lua.create_function(|lua, a: MultiValue| {
-        let (v, _) = crate::current::with(|run| redis_call(lua, run, a))
+        let (v, _) = unlimited(lua, || crate::current::with(|run| redis_call(lua, run, a)))
             .ok_or_else(|| mlua::Error::RuntimeError("no script is running".into()))??;
         Ok(v)
     })?;
@@ -125,6 +125,25 @@ fn new_vm() -> mlua::Result<Vm> {
         scripts: HashMap::new(),
         libraries: HashMap::new(),
     })
+}
+
+/// Run Rust-side work from inside a script with the VM's bound lifted: with
+/// a bound set, mlua protects every value it pushes (a closure and a pcall
+/// each), which would double the cost of a `redis.call`. Lua code itself
+/// always runs under the bound (see `limited`).
+fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    let _ = lua.set_memory_limit(0);
+    let r = f();
+    let _ = lua.set_memory_limit(VM_MEMORY_LIMIT);
+    r
+}
+
+/// Run Lua code under the VM's memory bound.
+fn limited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    let _ = lua.set_memory_limit(VM_MEMORY_LIMIT);
+    let r = f();
+    let _ = lua.set_memory_limit(0);
+    r
 }
 
 /// Turn what a script raised into Redis's error table: `{err=..., source=...,
@@ -223,13 +242,15 @@ impl Vm {
         let result = (|| -> mlua::Result<(bool, Value)> {
             let out: MultiValue = match args {
                 // EVAL: no arguments, Lua's own xpcall.
-                None => self.xpcall.call((f.clone(), self.handler.clone()))?,
+                None => limited(&self.lua, || {
+                    self.xpcall.call((f.clone(), self.handler.clone()))
+                })?,
                 Some(args) => {
                     let mut all = MultiValue::new();
                     all.push_back(Value::Function(f.clone()));
                     all.push_back(Value::Function(self.handler.clone()));
                     all.extend(args);
-                    self.runner.call(all)?
+                    limited(&self.lua, || self.runner.call(all))?
                 }
             };
             let mut it = out.into_iter();
@@ -469,7 +490,8 @@ fn load_into(vm: &mut Vm, _meta: &LibraryMeta, code: &[u8]) -> Result<Vec<Regist
         .map_err(|m| format!("Error compiling function: {m}"))?;
     REGISTERING.with(|r| *r.borrow_mut() = Some(Vec::new()));
     let _ = vm.globals.raw_set("redis", vm.load_redis.clone());
-    let out: mlua::Result<MultiValue> = vm.runner.call((f, vm.handler.clone()));
+    let out: mlua::Result<MultiValue> =
+        limited(&vm.lua, || vm.runner.call((f, vm.handler.clone())));
     let _ = vm.globals.raw_set("redis", vm.redis.clone());
     let registered = REGISTERING
         .with(|r| r.borrow_mut().take())
