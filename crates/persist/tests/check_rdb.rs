@@ -115,3 +115,41 @@ fn module_types_keel_cannot_serve_are_reported() {
     );
     let _ = std::fs::remove_file(path);
 }
+
+#[test]
+fn damaged_function_libraries_are_reported_as_redis_check_rdb_does() {
+    let head = b"REDIS0010\xfa\x09redis-ver\x067.0.15".to_vec();
+    let cases: [(&str, &[u8], &str); 3] = [
+        (
+            "payload",
+            b"\xf5\x40",
+            "[offset 29] Failed loading library, Failed loading library payload",
+        ),
+        (
+            "description",
+            b"\xf6\x06oldlib\x03LUA\x01",
+            "[offset 40] Failed loading library, Failed loading library description",
+        ),
+        (
+            "blob",
+            b"\xf6\x06oldlib\x03LUA\x00\x30abc",
+            "[offset 41] Failed loading library, Failed loading library blob",
+        ),
+    ];
+    for (name, tail, line) in cases {
+        let mut data = head.clone();
+        data.extend_from_slice(tail);
+        let p = scratch(&format!("fn-{name}.rdb"), &data);
+        let mut outputs = vec![check(KEEL, &p).expect("runs")];
+        outputs.extend(check("redis-check-rdb", &p));
+        for (ok, out) in outputs {
+            assert!(!ok, "{name}: {out}");
+            assert!(out.contains(line), "{name}: {line} missing from:\n{out}");
+            assert!(
+                out.contains("[additional info] While doing: read-functions"),
+                "{name}: {out}"
+            );
+        }
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -6,7 +6,7 @@ use crate::engine::Engine;
 use crate::session::{ClientHandle, Session};
 use bytes::Bytes;
 use keel_persist::aof::{detect_file_format, AofItem, BaseFormat, CommandReader, Manifest};
-use keel_persist::rdb::{to_store_value, RdbReader};
+use keel_persist::rdb::{to_store_value, RdbItem, RdbReader};
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,8 +52,10 @@ fn read_rdb(
     let mut r = RdbReader::new(data).map_err(bad)?;
     let mut out = Loaded::default();
     loop {
-        let entry = match r.next_entry() {
-            Ok(Some(entry)) => entry,
+        let entry = match r.next_item() {
+            Ok(Some(RdbItem::Entry(entry))) => entry,
+            // functions: registered by the engine
+            Ok(Some(RdbItem::Library(_))) => continue,
             Ok(None) => return Ok((out, None)),
             Err(e) => match keel_persist::aof::rdb_tail_start(&e) {
                 Some(at) if tail => return Ok((out, Some(at as u64))),

@@ -19,7 +19,7 @@ pub use manifest::{
     Manifest, ManifestError, ManifestErrorKind, MANIFEST_SUFFIX, TEMP_PREFIX,
 };
 
-pub use rewrite::{commands_for, ITEMS_PER_COMMAND};
+pub use rewrite::{commands_for, function_load_commands, ITEMS_PER_COMMAND};
 
 use crate::rdb::{RdbError, RdbErrorKind};
 

@@ -10,13 +10,24 @@
 //! - Bloom filter: `BF.LOADCHUNK key 1 <header>` then one `BF.LOADCHUNK key
 //!   <iter> <chunk>` per SCANDUMP chunk, as RedisBloom rewrites its filters
 //! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
+//!
+//! Function libraries come first, before the first `SELECT`: `FUNCTION LOAD <code>` each.
 
 use super::encode_command;
+use bytes::Bytes;
 use keel_store::hash::HashRef;
 use keel_store::Value;
 
 /// Elements per command, as Redis's rewrite batches them.
 pub const ITEMS_PER_COMMAND: usize = 64;
+
+/// Append `FUNCTION LOAD <code>` for each library, in the order given, as Redis's rewrite
+/// writes them ahead of the data (no `REPLACE`: the base loads into an empty server).
+pub fn function_load_commands(out: &mut Vec<u8>, libs: &[Bytes]) {
+    for code in libs {
+        encode_command(out, &[b"FUNCTION".as_slice(), b"LOAD", code]);
+    }
+}
 
 /// Append the commands that rebuild `key` to `out`.
 pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: Option<u64>) {
@@ -110,5 +121,31 @@ fn score_text(s: f64) -> String {
         if s > 0.0 { "inf" } else { "-inf" }.to_string()
     } else {
         format!("{s}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libraries_become_function_load_commands() {
+        let mut out = Vec::new();
+        function_load_commands(
+            &mut out,
+            &[
+                Bytes::from_static(b"#!lua name=a\nreturn 1"),
+                Bytes::from_static(b"#!lua name=b\r\nx"),
+            ],
+        );
+        assert_eq!(
+            out,
+            b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$21\r\n#!lua name=a\nreturn 1\r\n\
+              *3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n$15\r\n#!lua name=b\r\nx\r\n"
+                .as_slice()
+        );
+        let mut none = Vec::new();
+        function_load_commands(&mut none, &[]);
+        assert!(none.is_empty());
     }
 }

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use keel_persist::rdb::{to_store_value, ConvertError, RdbReader};
+use keel_persist::rdb::{to_store_value, ConvertError, RdbErrorKind, RdbReader};
 use keel_store::CompactLimits;
 
 struct Counts {
@@ -29,8 +29,22 @@ fn report_counts(c: &Counts) {
 }
 
 fn fail(offset: usize, what: &str, last_key: Option<&[u8]>, c: &Counts) -> ExitCode {
+    fail_doing(offset, what, None, last_key, c)
+}
+
+/// [`fail`], naming what was being read when that is not a key (`read-functions`).
+fn fail_doing(
+    offset: usize,
+    what: &str,
+    doing: Option<&str>,
+    last_key: Option<&[u8]>,
+    c: &Counts,
+) -> ExitCode {
     println!("--- RDB ERROR DETECTED ---");
     println!("[offset {offset}] {what}");
+    if let Some(doing) = doing {
+        println!("[additional info] While doing: {doing}");
+    }
     match last_key {
         Some(k) => println!("[additional info] Last key read: '{}'", show(k)),
         None => println!("[additional info] No key was read before the error"),
@@ -80,7 +94,12 @@ fn main() -> ExitCode {
         let entry = match next {
             Ok(Some(e)) => e,
             Ok(None) => break,
-            Err(e) => return fail(e.offset, &e.kind.to_string(), last_key.as_deref(), &c),
+            Err(e) => {
+                // Libraries are read, not compiled, as redis-check-rdb does.
+                let doing = matches!(e.kind, RdbErrorKind::Library(_)).then_some("read-functions");
+                let what = e.kind.to_string();
+                return fail_doing(e.offset, &what, doing, last_key.as_deref(), &c);
+            }
         };
         if db != Some(entry.db) {
             println!(

@@ -43,20 +43,10 @@ pub fn dump_payload_with(v: &Value, compress: bool, list_size: i64) -> Vec<u8> {
 /// Checks a payload's version (at most the one Keel writes, as Redis 7.0 refuses newer ones)
 /// and checksum, then reads its value.
 pub fn parse_payload(p: &[u8]) -> Result<RdbValue, DumpError> {
-    let len = p.len();
-    if len < 10 {
+    if !footer_ok(p) {
         return Err(DumpError::VersionOrChecksum);
     }
-    let (body, footer) = p.split_at(len - 10);
-    let version = u16::from_le_bytes([footer[0], footer[1]]);
-    if version > RDB_VERSION {
-        return Err(DumpError::VersionOrChecksum);
-    }
-    let mut crc = [0u8; 8];
-    crc.copy_from_slice(&footer[2..]);
-    if crc64::crc64(&p[..len - 8]) != u64::from_le_bytes(crc) {
-        return Err(DumpError::VersionOrChecksum);
-    }
+    let body = &p[..p.len() - 10];
     // Types newer than RDB 10 (the listpack set of RDB 11) are unknown to Redis 7.0.
     if body.first().is_some_and(|&t| t > MAX_PAYLOAD_TYPE) {
         return Err(DumpError::BadFormat(super::RdbError {
@@ -67,6 +57,20 @@ pub fn parse_payload(p: &[u8]) -> Result<RdbValue, DumpError> {
     // Redis reads the value from the whole payload, so a value that runs into the footer is
     // read as Redis reads it.
     super::read::read_type_and_value(p).map_err(DumpError::BadFormat)
+}
+
+/// Whether a payload (DUMP's or FUNCTION DUMP's) ends in a footer Redis 7.0 accepts: at least
+/// 10 bytes, an RDB version no newer than the one written, and the CRC-64 of everything before
+/// the CRC (a zero CRC is not exempt).
+pub(crate) fn footer_ok(p: &[u8]) -> bool {
+    let Some(body_len) = p.len().checked_sub(10) else {
+        return false;
+    };
+    let footer = &p[body_len..];
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let mut crc = [0u8; 8];
+    crc.copy_from_slice(&footer[2..]);
+    version <= RDB_VERSION && crc64::crc64(&p[..body_len + 2]) == u64::from_le_bytes(crc)
 }
 
 #[cfg(test)]

@@ -4,11 +4,16 @@
 
 mod convert;
 mod dump;
+mod function;
 mod read;
 mod write;
 
 pub use convert::{to_store_value, ConvertError};
 pub use dump::{dump_payload, dump_payload_with, parse_payload, DumpError};
+pub use function::{
+    decode_function_dump, encode_function_dump, encode_function_dump_with, function_dump_libraries,
+    FunctionDumpError, FunctionDumpLibraries,
+};
 pub use read::{read_all, RdbReader};
 pub use write::{
     module_id, module_name, RdbWriter, WriteOptions, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME,
@@ -50,6 +55,15 @@ pub struct RdbEntry {
     pub value: RdbValue,
 }
 
+/// What a snapshot holds, in file order: keys, and the function libraries Redis 7.0 writes
+/// before the first database.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RdbItem {
+    Entry(RdbEntry),
+    /// A function library's whole code (`#!lua name=...` and its body).
+    Library(bytes::Bytes),
+}
+
 /// What went wrong, without where.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RdbErrorKind {
@@ -69,6 +83,10 @@ pub enum RdbErrorKind {
     Lzf(#[from] crate::lzf::LzfError),
     #[error("checksum mismatch: file says {expected:#018x}, content gives {actual:#018x}")]
     Checksum { expected: u64, actual: u64 },
+    /// A function library record that does not read; the text is Redis's reason
+    /// (`Failed loading library payload`, ...), which Redis logs after `Failed loading library, `.
+    #[error("Failed loading library, {0}")]
+    Library(&'static str),
 }
 
 /// A reading error and the byte offset in the file where it was found. Errors inside an

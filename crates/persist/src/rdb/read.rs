@@ -1,9 +1,13 @@
 //! Reading RDB files, versions 1 to 11 as far as the core types go (Redis 7.0 writes 10).
 
-use super::{Pairs, RdbEntry, RdbError, RdbErrorKind, RdbValue};
+use bytes::Bytes;
+
+use super::{Pairs, RdbEntry, RdbError, RdbErrorKind, RdbItem, RdbValue};
 use crate::{crc64, lzf};
 
-const OP_FUNCTION2: u8 = 0xf5;
+pub(crate) const OP_FUNCTION2: u8 = 0xf5;
+/// The library record of Redis 7.0's release candidates, which 7.0 still loads.
+pub(crate) const OP_FUNCTION: u8 = 0xf6;
 const OP_MODULE_AUX: u8 = 0xf7;
 const OP_IDLE: u8 = 0xf8;
 const OP_FREQ: u8 = 0xf9;
@@ -439,6 +443,55 @@ fn skip_module_value(c: &mut Cursor<'_>) -> Result<(), RdbError> {
     }
 }
 
+/// A function library record, its opcode already read: the library's code, as Redis 7.0 loads
+/// it. Errors are [`RdbErrorKind::Library`] with Redis's reason.
+fn read_library(c: &mut Cursor<'_>, op: u8) -> Result<Vec<u8>, RdbError> {
+    let failed = |what: &'static str| {
+        move |e: RdbError| RdbError {
+            offset: e.offset,
+            kind: RdbErrorKind::Library(what),
+        }
+    };
+    if op == OP_FUNCTION2 {
+        return read_string(c).map_err(failed("Failed loading library payload"));
+    }
+    // The release-candidate record: name, engine, a description flag, the description when the
+    // flag is not zero, then the body without its `#!` line.
+    let name = read_string(c).map_err(failed("Failed loading library name"))?;
+    let engine = read_string(c).map_err(failed("Failed loading engine name"))?;
+    // Read as Redis reads a length with no use for string encodings: `11xxxxxx` is its low bits.
+    let has_description = match read_len_or_special(c)
+        .map_err(failed("Failed loading library description indicator"))?
+    {
+        Len::Plain(n) => n,
+        Len::Special(low_bits) => u64::from(low_bits),
+    };
+    if has_description != 0 {
+        read_string(c).map_err(failed("Failed loading library description"))?;
+    }
+    let body = read_string(c).map_err(failed("Failed loading library blob"))?;
+    // Redis joins the parts into `#!<engine> name=<name>\n<body>` with C-string formatting, so
+    // each part ends at its first NUL byte.
+    let c_str = |s: &[u8]| -> Vec<u8> { s.iter().copied().take_while(|&b| b != 0).collect() };
+    let mut code = b"#!".to_vec();
+    code.extend(c_str(&engine));
+    code.extend_from_slice(b" name=");
+    code.extend(c_str(&name));
+    code.push(b'\n');
+    code.extend(c_str(&body));
+    Ok(code)
+}
+
+/// In a FUNCTION DUMP payload: reads the library record whose opcode (245 or 246, checked by
+/// the caller) is at `at`. Returns the code and the offset just after the record.
+pub(crate) fn read_library_at(data: &[u8], at: usize) -> Result<(Vec<u8>, usize), RdbError> {
+    let mut c = Cursor::new(data, 0, true);
+    c.pos = at;
+    let op = c.u8()?;
+    let code = read_library(&mut c, op)?;
+    Ok((code, c.pos))
+}
+
 fn read_value(c: &mut Cursor<'_>, ty: u8, ty_at: usize) -> Result<RdbValue, RdbError> {
     let mut store = Vec::new();
     Ok(match ty {
@@ -540,14 +593,18 @@ fn read_value(c: &mut Cursor<'_>, ty: u8, ty_at: usize) -> Result<RdbValue, RdbE
     })
 }
 
-/// Reads an RDB file key by key. Create it with [`RdbReader::new`] (which checks the header),
-/// then call [`RdbReader::next_entry`] until it returns `Ok(None)` (end of file, checksum
+/// Reads an RDB file item by item. Create it with [`RdbReader::new`] (which checks the header),
+/// then call [`RdbReader::next_item`] (keys and function libraries) or
+/// [`RdbReader::next_entry`] (keys only) until it returns `Ok(None)` (end of file, checksum
 /// verified when the file carries one) or an error.
 pub struct RdbReader<'a> {
     c: Cursor<'a>,
     version: u32,
     db: u64,
+    /// An expiry read for the next key: like Redis, it survives other opcodes in between.
+    expire_at_ms: Option<i64>,
     aux: Pairs,
+    libraries: Vec<Bytes>,
     /// The offset just after each AUX field, beside `aux`.
     aux_ends: Vec<usize>,
     /// The offset just after the last SELECTDB.
@@ -597,7 +654,9 @@ impl<'a> RdbReader<'a> {
             c,
             version,
             db: 0,
+            expire_at_ms: None,
             aux: Vec::new(),
+            libraries: Vec::new(),
             aux_ends: Vec::new(),
             db_at: 0,
             done: false,
@@ -629,13 +688,30 @@ impl<'a> RdbReader<'a> {
         &self.aux
     }
 
-    /// The next key, or `None` at the end of the file.
+    /// Function libraries met so far, in file order (whether [`RdbReader::next_item`] handed
+    /// them out or [`RdbReader::next_entry`] passed over them).
+    pub fn libraries(&self) -> &[Bytes] {
+        &self.libraries
+    }
+
+    /// The next key, or `None` at the end of the file. Function libraries are passed over
+    /// (and kept in [`RdbReader::libraries`]).
     pub fn next_entry(&mut self) -> Result<Option<RdbEntry>, RdbError> {
+        loop {
+            match self.next_item()? {
+                Some(RdbItem::Entry(e)) => return Ok(Some(e)),
+                Some(RdbItem::Library(_)) => {}
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// The next key or function library, or `None` at the end of the file.
+    pub fn next_item(&mut self) -> Result<Option<RdbItem>, RdbError> {
         if self.done {
             return Ok(None);
         }
         let c = &mut self.c;
-        let mut expire_at_ms = None;
         loop {
             let at = c.pos;
             let op = c.u8()?;
@@ -654,9 +730,9 @@ impl<'a> RdbReader<'a> {
                     read_len(c)?;
                     read_len(c)?;
                 }
-                OP_EXPIRETIME_MS => expire_at_ms = Some(i64::from_le_bytes(c.array()?)),
+                OP_EXPIRETIME_MS => self.expire_at_ms = Some(i64::from_le_bytes(c.array()?)),
                 OP_EXPIRETIME => {
-                    expire_at_ms = Some(i64::from(i32::from_le_bytes(c.array()?)) * 1000)
+                    self.expire_at_ms = Some(i64::from(i32::from_le_bytes(c.array()?)) * 1000)
                 }
                 OP_FREQ => {
                     c.u8()?;
@@ -664,8 +740,10 @@ impl<'a> RdbReader<'a> {
                 OP_IDLE => {
                     read_len(c)?;
                 }
-                OP_FUNCTION2 => {
-                    read_string(c)?;
+                OP_FUNCTION2 | OP_FUNCTION => {
+                    let code = Bytes::from(read_library(c, op)?);
+                    self.libraries.push(code.clone());
+                    return Ok(Some(RdbItem::Library(code)));
                 }
                 OP_MODULE_AUX => {
                     read_len(c)?;
@@ -696,12 +774,12 @@ impl<'a> RdbReader<'a> {
                 ty => {
                     let key = read_string(c)?;
                     let value = read_value(c, ty, at)?;
-                    return Ok(Some(RdbEntry {
+                    return Ok(Some(RdbItem::Entry(RdbEntry {
                         db: self.db,
                         key,
-                        expire_at_ms,
+                        expire_at_ms: self.expire_at_ms.take(),
                         value,
-                    }));
+                    })));
                 }
             }
         }
@@ -807,6 +885,74 @@ mod tests {
         assert_eq!((c.db, c.expire_at_ms), (5, None));
         assert_eq!(r.next_entry(), Ok(None));
         assert_eq!(r.aux(), &[(b"foo".to_vec(), b"bar".to_vec())]);
+    }
+
+    #[test]
+    fn function_libraries_come_out_in_file_order() {
+        // AUX, an expiry, a library, a release-candidate library, then the key the expiry
+        // belongs to.
+        let mut body = b"\xfa\x01a\x01b\xfc".to_vec();
+        body.extend_from_slice(&1_700_000_000_123i64.to_le_bytes());
+        body.extend_from_slice(b"\xf5\x15#!lua name=x\nreturn 1");
+        body.extend_from_slice(b"\xf6\x01y\x03lua\x00\x08return 2");
+        body.extend_from_slice(b"\xfe\x00\x00\x01k\x01v");
+        let f = file(&body);
+        let mut r = RdbReader::new(&f).expect("header");
+        let lib = |s: &'static [u8]| Some(RdbItem::Library(Bytes::from_static(s)));
+        assert_eq!(r.next_item(), Ok(lib(b"#!lua name=x\nreturn 1")));
+        assert_eq!(r.next_item(), Ok(lib(b"#!lua name=y\nreturn 2")));
+        let Ok(Some(RdbItem::Entry(e))) = r.next_item() else {
+            panic!("a key");
+        };
+        assert_eq!(
+            (e.key, e.expire_at_ms),
+            (b"k".to_vec(), Some(1_700_000_000_123))
+        );
+        assert_eq!(r.next_item(), Ok(None));
+        assert_eq!(r.libraries().len(), 2);
+        // next_entry passes over the libraries and still keeps them.
+        let mut r = RdbReader::new(&f).expect("header");
+        assert_eq!(r.next_entry().expect("key").expect("key").key, b"k");
+        assert_eq!(
+            r.libraries(),
+            &[
+                Bytes::from_static(b"#!lua name=x\nreturn 1"),
+                Bytes::from_static(b"#!lua name=y\nreturn 2")
+            ]
+        );
+    }
+
+    #[test]
+    fn damaged_libraries_report_redis_reasons_and_offsets() {
+        // The offsets are where redis-check-rdb reports these: after the last byte that read.
+        let head = b"REDIS0010\xfa\x01a\x01b".to_vec(); // 14 bytes
+        let err = |tail: &[u8]| {
+            let mut f = head.clone();
+            f.extend_from_slice(tail);
+            entries(&f).expect_err("damaged")
+        };
+        let e = err(b"\xf5\x40");
+        assert_eq!(
+            (e.offset, e.kind.clone()),
+            (16, RdbErrorKind::Library("Failed loading library payload"))
+        );
+        assert_eq!(
+            e.kind.to_string(),
+            "Failed loading library, Failed loading library payload"
+        );
+        let e = err(b"\xf6\x01x\x03LUA\x01");
+        assert_eq!(
+            (e.offset, e.kind),
+            (
+                22,
+                RdbErrorKind::Library("Failed loading library description")
+            )
+        );
+        let e = err(b"\xf6\x01x\x03LUA\x00\x05ab");
+        assert_eq!(
+            (e.offset, e.kind),
+            (23, RdbErrorKind::Library("Failed loading library blob"))
+        );
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub struct RdbWriter<W: Write> {
     checksum: bool,
     list_size: i64,
     buf: Vec<u8>,
+    /// A database has been started: function libraries can no longer be written.
+    in_data: bool,
 }
 
 impl<W: Write> std::fmt::Debug for RdbWriter<W> {
@@ -123,6 +125,7 @@ impl<W: Write> RdbWriter<W> {
             checksum: opts.checksum,
             list_size: keel_store::CompactLimits::default().list_size,
             buf: Vec::new(),
+            in_data: false,
         };
         w.buf
             .extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
@@ -159,9 +162,27 @@ impl<W: Write> RdbWriter<W> {
         Ok(())
     }
 
+    /// Writes function libraries (each library's whole code), one record each in the order
+    /// given, where Redis 7.0 writes them: after the AUX fields, before the first database. An
+    /// error once a database has been started.
+    pub fn write_libraries(&mut self, libs: &[bytes::Bytes]) -> io::Result<()> {
+        if self.in_data {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "function libraries are written before the first database",
+            ));
+        }
+        for code in libs {
+            super::function::put_library(&mut self.buf, code, self.compress);
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
     /// Starts database `db`, with the sizing hints Redis writes beside it: how many keys follow
     /// and how many of them have an expiry.
     pub fn select_db(&mut self, db: u64, keys: u64, volatile: u64) -> io::Result<()> {
+        self.in_data = true;
         self.buf.push(OP_SELECTDB);
         put_len(&mut self.buf, db);
         self.buf.push(OP_RESIZEDB);
@@ -177,6 +198,7 @@ impl<W: Write> RdbWriter<W> {
         value: &Value,
         expire_at_ms: Option<u64>,
     ) -> io::Result<()> {
+        self.in_data = true;
         if let Some(at) = expire_at_ms {
             self.buf.push(OP_EXPIRETIME_MS);
             self.buf.extend_from_slice(&at.to_le_bytes());
@@ -643,6 +665,36 @@ mod tests {
         assert_eq!(id, 0x3016_e5a2_89be_f804);
         assert_eq!(module_name(id), ("MBbloom--".to_string(), 4));
         assert_eq!(module_name(0x3016_e5a2_8982_1404).0, "MBbloomCF");
+    }
+
+    #[test]
+    fn libraries_go_after_aux_and_read_back_in_order() {
+        use super::super::{RdbItem, RdbReader};
+        use bytes::Bytes;
+        let long = Bytes::from("#!lua name=long\n".to_string() + &"return 1 ".repeat(20));
+        let short = Bytes::from_static(b"#!lua name=s\nx");
+        let opts = WriteOptions {
+            aux: vec![(b"redis-ver".to_vec(), b"7.0.15".to_vec())],
+            ..WriteOptions::default()
+        };
+        let mut w = RdbWriter::new(Vec::new(), opts).expect("header");
+        w.write_libraries(&[long.clone(), short.clone()])
+            .expect("libraries");
+        w.select_db(0, 1, 0).expect("select");
+        w.write_entry(b"k", &Value::str(b"v"), None).expect("key");
+        assert_eq!(
+            w.write_libraries(std::slice::from_ref(&short))
+                .map_err(|e| e.kind()),
+            Err(io::ErrorKind::InvalidInput)
+        );
+        let f = w.finish().expect("finish");
+        // Header (9) and the AUX field (18), then the first library record, compressed.
+        assert_eq!(&f[27..29], &[0xf5, 0xc3]);
+        let mut r = RdbReader::new(&f).expect("reads");
+        assert_eq!(r.next_item(), Ok(Some(RdbItem::Library(long))));
+        assert_eq!(r.next_item(), Ok(Some(RdbItem::Library(short))));
+        assert!(matches!(r.next_item(), Ok(Some(RdbItem::Entry(_)))));
+        assert_eq!(r.next_item(), Ok(None));
     }
 
     #[test]
