@@ -48,6 +48,15 @@ impl<'a> Guards<'a> {
         *self = Guards::Many(list);
     }
 
+    /// The indices of the shards held, ascending.
+    pub(crate) fn indices(&self) -> Vec<usize> {
+        match self {
+            Guards::None => Vec::new(),
+            Guards::One(i, _) => vec![*i],
+            Guards::Many(v) => v.iter().map(|(i, _)| *i).collect(),
+        }
+    }
+
     pub(crate) fn holds(&self, shard: usize) -> bool {
         match self {
             Guards::None => false,

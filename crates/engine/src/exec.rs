@@ -432,7 +432,8 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
 }
 
 /// Redis's refusal of writes after a failed background save.
-pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently \
+pub(crate) const MISCONF: &str =
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently \
     unable to persist to disk. Commands that may modify the data set are disabled, because this \
     instance is configured to report errors during writes if RDB snapshotting fails \
     (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB \

@@ -45,11 +45,7 @@ fn set_seed(seed: i32) {
 /// lrand48: the next 31 bits.
 fn next_rand() -> i64 {
     RAND48.with(|s| {
-        let x = s
-            .get()
-            .wrapping_mul(0x5_DEEC_E66D)
-            .wrapping_add(0xB)
-            & 0xFFFF_FFFF_FFFF;
+        let x = s.get().wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB) & 0xFFFF_FFFF_FFFF;
         s.set(x);
         (x >> 17) as i64
     })
@@ -133,10 +129,7 @@ pub fn install(lua: &Lua) -> mlua::Result<Env> {
 
     // The environment every script runs in.
     let env = lua.create_table()?;
-    let protect: Function = lua
-        .load(PROTECT)
-        .set_name("=keel")
-        .into_function()?;
+    let protect: Function = lua.load(PROTECT).set_name("=keel").into_function()?;
     let (env, readonly): (Table, Function) = protect.call((g.clone(), env, READONLY))?;
     let raw_redis = redis;
     let redis: Table = g.raw_get("redis")?;
@@ -288,10 +281,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
             }
         })?,
     )?;
-    t.raw_set(
-        "replicate_commands",
-        lua.create_function(|_, ()| Ok(true))?,
-    )?;
+    t.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     t.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
     t.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
     let version = keel_engine::commands::connection::REDIS_VERSION;
@@ -449,7 +439,9 @@ fn register_function(_: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
                 let (k, val) = pair?;
                 let key = match &k {
                     Value::String(s) => s.to_string_lossy(),
-                    _ => return fail("ERR named argument key given to redis.register_function is not a string"),
+                    _ => return fail(
+                        "ERR named argument key given to redis.register_function is not a string",
+                    ),
                 };
                 match key.as_str() {
                     "function_name" => match val {

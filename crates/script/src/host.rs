@@ -1,7 +1,7 @@
 //! The Lua host: one Lua 5.1 VM per thread, created on the thread's first
 //! script, with what it compiled kept by SHA-1 (EVAL) and library id (FCALL).
 
-use crate::api::{self, Registered, RESP, REGISTERING};
+use crate::api::{self, Registered, REGISTERING, RESP};
 use crate::convert;
 use bytes::Bytes;
 use hashbrown::HashMap;
@@ -11,6 +11,7 @@ use keel_engine::scripting::{
 use keel_resp::{Frame, Protocol};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Most bytes one VM may hold; a script that needs more fails with an error.
@@ -18,6 +19,9 @@ pub const VM_MEMORY_LIMIT: usize = 1 << 30;
 
 /// Instructions between two checks for SCRIPT KILL and the busy threshold.
 const CHECK_EVERY: u32 = 100_000;
+
+/// Bytes held by each thread's VM, summed for INFO.
+static VM_SIZES: parking_lot::Mutex<Vec<Arc<AtomicU64>>> = parking_lot::Mutex::new(Vec::new());
 
 thread_local! {
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
@@ -35,10 +39,13 @@ struct Vm {
     /// `run(f, handler, ...)`: xpcall of `f(...)`.
     runner: Function,
     handler: Function,
-    /// Set to the call entry point of the running script.
+    xpcall: Function,
+    keys: Table,
+    argv: Table,
     generation: u64,
     scripts: HashMap<Sha, Function>,
     libraries: HashMap<u64, HashMap<String, Function>>,
+    size: Arc<AtomicU64>,
 }
 
 /// The Lua host to install in an engine.
@@ -74,8 +81,19 @@ fn new_vm() -> mlua::Result<Vm> {
             }
         },
     );
+    let globals = lua.globals();
+    let keys = lua.create_table()?;
+    let argv = lua.create_table()?;
+    globals.raw_set("KEYS", keys.clone())?;
+    globals.raw_set("ARGV", argv.clone())?;
+    let size = Arc::new(AtomicU64::new(lua.used_memory() as u64));
+    VM_SIZES.lock().push(size.clone());
     Ok(Vm {
-        globals: lua.globals(),
+        size,
+        xpcall: globals.raw_get("xpcall")?,
+        keys,
+        argv,
+        globals,
         env: env.env,
         redis: env.redis,
         raw_redis: env.raw_redis,
@@ -101,7 +119,11 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
                 Value::Error(e) => api::raised_text(e),
                 Value::Number(n) => format!("ERR {}", convert::number_text(*n)),
                 Value::Integer(n) => format!("ERR {n}"),
-                _ => format!("ERR {}", lua.coerce_string(other.clone())?.map_or_else(String::new, |s| s.to_string_lossy())),
+                _ => format!(
+                    "ERR {}",
+                    lua.coerce_string(other.clone())?
+                        .map_or_else(String::new, |s| s.to_string_lossy())
+                ),
             };
             let t = lua.create_table()?;
             t.raw_set("err", text)?;
@@ -126,9 +148,9 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
 
 fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, Frame> {
     VM.with(|cell| {
-        let mut slot = cell.try_borrow_mut().map_err(|_| {
-            Frame::error("ERR a script cannot run another script")
-        })?;
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| Frame::error("ERR a script cannot run another script"))?;
         if slot.is_none() {
             *slot = Some(new_vm().map_err(|e| Frame::error(format!("ERR Lua VM: {e}")))?);
         }
@@ -171,8 +193,8 @@ impl Vm {
         &mut self,
         run: &mut ScriptRun<'_, '_>,
         f: &Function,
-        args: MultiValue,
-        script_name: &str,
+        args: Option<MultiValue>,
+        script_name: impl Fn() -> String,
     ) -> Frame {
         api::seed_random();
         RESP.with(|r| r.set(Protocol::Resp2));
@@ -186,7 +208,10 @@ impl Vm {
                 match (failed, &v) {
                     (true, Value::Table(t)) => {
                         let text: String = t.raw_get("err")?;
-                        Err(mlua::Error::RuntimeError(format!("{}{text}", api::REPLY_MARK)))
+                        Err(mlua::Error::RuntimeError(format!(
+                            "{}{text}",
+                            api::REPLY_MARK
+                        )))
                     }
                     _ => Ok(v),
                 }
@@ -197,11 +222,17 @@ impl Vm {
             })?;
             self.raw_redis.raw_set("call", call)?;
             self.raw_redis.raw_set("pcall", pcall)?;
-            let mut all = MultiValue::new();
-            all.push_back(Value::Function(f.clone()));
-            all.push_back(Value::Function(self.handler.clone()));
-            all.extend(args);
-            let out: MultiValue = self.runner.call(all)?;
+            let out: MultiValue = match args {
+                // EVAL: no arguments, Lua's own xpcall.
+                None => self.xpcall.call((f.clone(), self.handler.clone()))?,
+                Some(args) => {
+                    let mut all = MultiValue::new();
+                    all.push_back(Value::Function(f.clone()));
+                    all.push_back(Value::Function(self.handler.clone()));
+                    all.extend(args);
+                    self.runner.call(all)?
+                }
+            };
             let mut it = out.into_iter();
             let ok = matches!(it.next(), Some(Value::Boolean(true)));
             let value = it.next().unwrap_or(Value::Nil);
@@ -211,21 +242,23 @@ impl Vm {
         let resp = RESP.with(|r| r.get());
         let reply = match result {
             Ok((true, v)) => convert::lua_to_frame(&v, resp),
-            Ok((false, Value::Table(t))) => error_reply(&t, script_name),
+            Ok((false, Value::Table(t))) => error_reply(&t, &script_name()),
             Ok((false, Value::String(s))) => {
                 // Errors the handler never saw (out of memory).
                 Frame::error(format!(
                     "ERR Error running script {}: {}",
-                    script_name,
+                    script_name(),
                     s.to_string_lossy()
                 ))
             }
             Ok((false, other)) => Frame::error(format!("ERR Error running script: {other:?}")),
             Err(e) => Frame::Error(convert::one_line(api::raised_text(&e).as_bytes())),
         };
-        if self.lua.used_memory() > VM_MEMORY_LIMIT / 2 {
+        let used = self.lua.used_memory();
+        if used > VM_MEMORY_LIMIT / 2 {
             let _ = self.lua.gc_collect();
         }
+        self.size.store(used as u64, Ordering::Relaxed);
         reply
     }
 }
@@ -257,7 +290,10 @@ fn redis_call(
         Ok((Value::Table(t), true))
     };
     if args.is_empty() {
-        return error(lua, "ERR Please specify at least one argument for this redis lib call");
+        return error(
+            lua,
+            "ERR Please specify at least one argument for this redis lib call",
+        );
     }
     let mut argv = Vec::with_capacity(args.len());
     for a in args.iter() {
@@ -277,6 +313,19 @@ fn redis_call(
     let failed = reply.is_error();
     let v = convert::frame_to_lua(lua, reply, resp)?;
     Ok((v, failed))
+}
+
+/// Refill a VM's KEYS or ARGV table in place (a new pair of tables per call
+/// would only feed the collector).
+fn fill(lua: &Lua, t: &Table, items: &[Bytes]) -> mlua::Result<()> {
+    let old = t.raw_len();
+    for (i, b) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(b)?)?;
+    }
+    for i in items.len()..old {
+        t.raw_set(i + 1, Value::Nil)?;
+    }
+    Ok(())
 }
 
 fn array(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
@@ -330,15 +379,14 @@ impl ScriptHost for LuaHost {
                 }
             };
             let set = (|| -> mlua::Result<()> {
-                vm.globals.raw_set("KEYS", array(&vm.lua, keys)?)?;
-                vm.globals.raw_set("ARGV", array(&vm.lua, args)?)?;
+                fill(&vm.lua, &vm.keys, keys)?;
+                fill(&vm.lua, &vm.argv, args)?;
                 Ok(())
             })();
             if let Err(e) = set {
                 return Frame::error(format!("ERR {e}"));
             }
-            let name = hex(sha);
-            vm.call(run, &f, MultiValue::new(), &name)
+            vm.call(run, &f, None, || hex(sha))
         });
         r.unwrap_or_else(|e| e)
     }
@@ -397,7 +445,7 @@ impl ScriptHost for LuaHost {
                 Ok(m)
             })();
             match call_args {
-                Ok(a) => vm.call(run, &f, a, function),
+                Ok(a) => vm.call(run, &f, Some(a), || function.to_string()),
                 Err(e) => Frame::error(format!("ERR {e}")),
             }
         });
@@ -405,12 +453,11 @@ impl ScriptHost for LuaHost {
     }
 
     fn vm_memory(&self) -> u64 {
-        VM.with(|cell| {
-            cell.try_borrow()
-                .ok()
-                .and_then(|v| v.as_ref().map(|vm| vm.lua.used_memory() as u64))
-                .unwrap_or(0)
-        })
+        VM_SIZES
+            .lock()
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .sum()
     }
 }
 
@@ -422,11 +469,11 @@ fn load_into(vm: &mut Vm, _meta: &LibraryMeta, code: &[u8]) -> Result<Vec<Regist
         .map_err(|m| format!("Error compiling function: {m}"))?;
     REGISTERING.with(|r| *r.borrow_mut() = Some(Vec::new()));
     let _ = vm.globals.raw_set("redis", vm.load_redis.clone());
-    let out: mlua::Result<MultiValue> = vm
-        .runner
-        .call((f, vm.handler.clone()));
+    let out: mlua::Result<MultiValue> = vm.runner.call((f, vm.handler.clone()));
     let _ = vm.globals.raw_set("redis", vm.redis.clone());
-    let registered = REGISTERING.with(|r| r.borrow_mut().take()).unwrap_or_default();
+    let registered = REGISTERING
+        .with(|r| r.borrow_mut().take())
+        .unwrap_or_default();
     let out = out.map_err(|e| format!("Error registering functions: {}", api::raised_text(&e)))?;
     let mut it = out.into_iter();
     if !matches!(it.next(), Some(Value::Boolean(true))) {

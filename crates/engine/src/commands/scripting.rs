@@ -5,12 +5,12 @@
 
 use crate::args::{is, Args};
 use crate::ctx::{Ctx, Guards};
+use crate::engine::Engine;
 use crate::error::CmdError;
 use crate::scripting::{
     self, functions, hex, parse_sha, sha1, FunctionInfo, Library, ScriptFlags, ScriptHost,
     ScriptRun,
 };
-use crate::engine::Engine;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -55,18 +55,60 @@ macro_rules! runner {
     };
 }
 
-runner!(EVAL, "EVAL", RUN, "Execute a Lua script server side", "2.6.0",
-    "Depends on the script that is executed.", eval);
-runner!(EVALSHA, "EVALSHA", RUN, "Execute a Lua script server side", "2.6.0",
-    "Depends on the script that is executed.", evalsha);
-runner!(EVAL_RO, "EVAL_RO", RUN_RO, "Execute a read-only Lua script server side", "7.0.0",
-    "Depends on the script that is executed.", eval_ro);
-runner!(EVALSHA_RO, "EVALSHA_RO", RUN_RO, "Execute a read-only Lua script server side", "7.0.0",
-    "Depends on the script that is executed.", evalsha_ro);
-runner!(FCALL, "FCALL", RUN, "Invoke a function", "7.0.0",
-    "Depends on the function that is executed.", fcall);
-runner!(FCALL_RO, "FCALL_RO", RUN_RO, "Invoke a read-only function", "7.0.0",
-    "Depends on the function that is executed.", fcall_ro);
+runner!(
+    EVAL,
+    "EVAL",
+    RUN,
+    "Execute a Lua script server side",
+    "2.6.0",
+    "Depends on the script that is executed.",
+    eval
+);
+runner!(
+    EVALSHA,
+    "EVALSHA",
+    RUN,
+    "Execute a Lua script server side",
+    "2.6.0",
+    "Depends on the script that is executed.",
+    evalsha
+);
+runner!(
+    EVAL_RO,
+    "EVAL_RO",
+    RUN_RO,
+    "Execute a read-only Lua script server side",
+    "7.0.0",
+    "Depends on the script that is executed.",
+    eval_ro
+);
+runner!(
+    EVALSHA_RO,
+    "EVALSHA_RO",
+    RUN_RO,
+    "Execute a read-only Lua script server side",
+    "7.0.0",
+    "Depends on the script that is executed.",
+    evalsha_ro
+);
+runner!(
+    FCALL,
+    "FCALL",
+    RUN,
+    "Invoke a function",
+    "7.0.0",
+    "Depends on the function that is executed.",
+    fcall
+);
+runner!(
+    FCALL_RO,
+    "FCALL_RO",
+    RUN_RO,
+    "Invoke a read-only function",
+    "7.0.0",
+    "Depends on the function that is executed.",
+    fcall_ro
+);
 
 fn host(engine: &Engine) -> Result<&dyn ScriptHost, CmdError> {
     match engine.scripting.host() {
@@ -137,12 +179,16 @@ fn eval_generic(
     if ro && flags.is_some() && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
-    let name = hex(&sha);
-    let learn = Bytes::from(name.clone());
-    let all = args.argv().to_vec();
-    Ok(run_script(ctx, true, ro || no_writes, name, learn, all, |run| {
-        host.eval(run, &sha, &body, &keys, &argv)
-    }))
+    let learn = || Bytes::from(hex(&sha));
+    Ok(run_script(
+        ctx,
+        true,
+        ro || no_writes,
+        String::new,
+        learn,
+        Vec::new,
+        |run| host.eval(run, &sha, &body, &keys, &argv),
+    ))
 }
 
 fn fcall(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
@@ -173,23 +219,31 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
     if ro && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
-    let learn = scripting::learn_key_function(name.as_bytes());
-    let all = args.argv().to_vec();
-    Ok(run_script(ctx, false, ro || no_writes, name.clone(), learn, all, |run| {
-        host.fcall(run, &lib, &name, &keys, &argv)
-    }))
+    let learn = || scripting::learn_key_function(name.as_bytes());
+    let all = || args.argv().to_vec();
+    let label = || name.clone();
+    Ok(run_script(
+        ctx,
+        false,
+        ro || no_writes,
+        label,
+        learn,
+        all,
+        |run| host.fcall(run, &lib, &name, &keys, &argv),
+    ))
 }
 
-/// Run a script with the locks the executor took, again with every shard if
-/// it reached an undeclared key whose shard was busy before it wrote; its
-/// effects become one MULTI/EXEC unit when there are several.
+/// Run a script with the locks the executor took; if it reached an undeclared
+/// key whose shard was busy before it wrote, run it again holding every shard
+/// it reached. Its effects become one MULTI/EXEC unit when there are several.
+#[allow(clippy::too_many_arguments)]
 fn run_script(
     ctx: &mut Ctx<'_>,
     is_eval: bool,
     read_only: bool,
-    name: String,
-    learn: Bytes,
-    argv: Vec<Bytes>,
+    name: impl Fn() -> String,
+    learn: impl Fn() -> Bytes,
+    argv: impl Fn() -> Vec<Bytes>,
     mut body: impl FnMut(&mut ScriptRun<'_, '_>) -> Frame,
 ) -> Frame {
     let engine = ctx.engine;
@@ -200,19 +254,22 @@ fn run_script(
         ctx.effects.push((db, vec![Bytes::from_static(b"MULTI")]));
     }
     let reply = loop {
-        let mut run = ScriptRun::new(ctx, is_eval, read_only, name.clone(), argv.clone());
+        let mut run = ScriptRun::new(ctx, is_eval, read_only, name(), argv());
         let reply = body(&mut run);
         let (abort, must_learn) = (run.aborted(), run.must_learn());
+        let wanted = run.wanted_shards();
         drop(run);
         if must_learn {
-            engine.scripting.learn(learn.clone());
+            engine.scripting.learn(learn());
         }
         if !abort {
             break reply;
         }
+        // Nothing was written: run again from the start holding, in order,
+        // every shard the script reached.
         engine.scripting.escalations.fetch_add(1, Ordering::Relaxed);
         ctx.guards = Guards::None;
-        ctx.guards = Guards::Many(engine.lock_all_shards());
+        ctx.guards = Guards::Many(engine.lock_shards(&wanted));
     };
     if logging {
         let logged = ctx.effects.len() - effects_before - 1;
@@ -281,22 +338,60 @@ macro_rules! sub {
     };
 }
 
-sub!(SCRIPT_DEBUG, "SCRIPT|DEBUG", 3, Flags::NOSCRIPT,
-    "Set the debug mode for executed scripts.", "3.2.0", "O(1)", script_debug);
+sub!(
+    SCRIPT_DEBUG,
+    "SCRIPT|DEBUG",
+    3,
+    Flags::NOSCRIPT,
+    "Set the debug mode for executed scripts.",
+    "3.2.0",
+    "O(1)",
+    script_debug
+);
 sub!(SCRIPT_EXISTS, "SCRIPT|EXISTS", -3, Flags::NOSCRIPT,
     "Check existence of scripts in the script cache.", "2.6.0",
     "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
     script_exists);
-sub!(SCRIPT_FLUSH, "SCRIPT|FLUSH", -2, Flags::NOSCRIPT,
-    "Remove all the scripts from the script cache.", "2.6.0",
-    "O(N) with N being the number of scripts in cache", script_flush);
-sub!(SCRIPT_HELP, "SCRIPT|HELP", 2, Flags::LOADING.union(Flags::STALE),
-    "Show helpful text about the different subcommands", "5.0.0", "O(1)", script_help);
-sub!(SCRIPT_KILL, "SCRIPT|KILL", 2, Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
-    "Kill the script currently in execution.", "2.6.0", "O(1)", script_kill);
-sub!(SCRIPT_LOAD, "SCRIPT|LOAD", 3, Flags::NOSCRIPT.union(Flags::STALE),
-    "Load the specified Lua script into the script cache.", "2.6.0",
-    "O(N) with N being the length in bytes of the script body.", script_load);
+sub!(
+    SCRIPT_FLUSH,
+    "SCRIPT|FLUSH",
+    -2,
+    Flags::NOSCRIPT,
+    "Remove all the scripts from the script cache.",
+    "2.6.0",
+    "O(N) with N being the number of scripts in cache",
+    script_flush
+);
+sub!(
+    SCRIPT_HELP,
+    "SCRIPT|HELP",
+    2,
+    Flags::LOADING.union(Flags::STALE),
+    "Show helpful text about the different subcommands",
+    "5.0.0",
+    "O(1)",
+    script_help
+);
+sub!(
+    SCRIPT_KILL,
+    "SCRIPT|KILL",
+    2,
+    Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
+    "Kill the script currently in execution.",
+    "2.6.0",
+    "O(1)",
+    script_kill
+);
+sub!(
+    SCRIPT_LOAD,
+    "SCRIPT|LOAD",
+    3,
+    Flags::NOSCRIPT.union(Flags::STALE),
+    "Load the specified Lua script into the script cache.",
+    "2.6.0",
+    "O(N) with N being the length in bytes of the script body.",
+    script_load
+);
 
 fn script_debug(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mode = args.next_arg()?;
@@ -316,7 +411,11 @@ fn script_exists(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     Ok(Frame::Array(
         args.rest()
             .iter()
-            .map(|a| Frame::Integer(i64::from(parse_sha(a).is_some_and(|sha| s.has_script(&sha)))))
+            .map(|a| {
+                Frame::Integer(i64::from(
+                    parse_sha(a).is_some_and(|sha| s.has_script(&sha)),
+                ))
+            })
             .collect(),
     ))
 }
@@ -387,7 +486,8 @@ fn kill(ctx: &mut Ctx<'_>, eval: bool) -> Result<Frame, CmdError> {
         ));
     }
     if r.is_eval != eval {
-        return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
+        // SCRIPT KILL cannot stop a function, nor FUNCTION KILL a script.
+        return Err(CmdError::msg(ctx.engine.scripting.busy.refusal()));
     }
     for r in running.iter().filter(|r| r.is_eval == eval) {
         r.kill.store(true, Ordering::Relaxed);
@@ -427,30 +527,96 @@ pub(crate) const FUNCTION: CommandSpec = CommandSpec {
 
 const FN_WRITE: Flags = Flags::WRITE.union(Flags::NOSCRIPT);
 
-sub!(FUNCTION_DELETE, "FUNCTION|DELETE", 3, FN_WRITE,
-    "Delete a function by name", "7.0.0", "O(1)", function_delete);
-sub!(FUNCTION_DUMP, "FUNCTION|DUMP", 2, Flags::NOSCRIPT,
-    "Dump all functions into a serialized binary payload", "7.0.0",
-    "O(N) where N is the number of functions", function_dump);
-sub!(FUNCTION_FLUSH, "FUNCTION|FLUSH", -2, FN_WRITE,
-    "Deleting all functions", "7.0.0", "O(N) where N is the number of functions deleted",
-    function_flush);
-sub!(FUNCTION_HELP, "FUNCTION|HELP", 2, Flags::LOADING.union(Flags::STALE),
-    "Show helpful text about the different subcommands", "7.0.0", "O(1)", function_help);
-sub!(FUNCTION_KILL, "FUNCTION|KILL", 2, Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
-    "Kill the function currently in execution.", "7.0.0", "O(1)", function_kill);
-sub!(FUNCTION_LIST, "FUNCTION|LIST", -2, Flags::NOSCRIPT,
-    "List information about all the functions", "7.0.0",
-    "O(N) where N is the number of functions", function_list);
-sub!(FUNCTION_LOAD, "FUNCTION|LOAD", -3, FN_WRITE.union(Flags::DENYOOM),
-    "Create a function with the given arguments (name, code, description)", "7.0.0",
-    "O(1) (considering compilation time is redundant)", function_load);
-sub!(FUNCTION_RESTORE, "FUNCTION|RESTORE", -3, FN_WRITE.union(Flags::DENYOOM),
-    "Restore all the functions on the given payload", "7.0.0",
-    "O(N) where N is the number of functions on the payload", function_restore);
-sub!(FUNCTION_STATS, "FUNCTION|STATS", 2, Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
+sub!(
+    FUNCTION_DELETE,
+    "FUNCTION|DELETE",
+    3,
+    FN_WRITE,
+    "Delete a function by name",
+    "7.0.0",
+    "O(1)",
+    function_delete
+);
+sub!(
+    FUNCTION_DUMP,
+    "FUNCTION|DUMP",
+    2,
+    Flags::NOSCRIPT,
+    "Dump all functions into a serialized binary payload",
+    "7.0.0",
+    "O(N) where N is the number of functions",
+    function_dump
+);
+sub!(
+    FUNCTION_FLUSH,
+    "FUNCTION|FLUSH",
+    -2,
+    FN_WRITE,
+    "Deleting all functions",
+    "7.0.0",
+    "O(N) where N is the number of functions deleted",
+    function_flush
+);
+sub!(
+    FUNCTION_HELP,
+    "FUNCTION|HELP",
+    2,
+    Flags::LOADING.union(Flags::STALE),
+    "Show helpful text about the different subcommands",
+    "7.0.0",
+    "O(1)",
+    function_help
+);
+sub!(
+    FUNCTION_KILL,
+    "FUNCTION|KILL",
+    2,
+    Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
+    "Kill the function currently in execution.",
+    "7.0.0",
+    "O(1)",
+    function_kill
+);
+sub!(
+    FUNCTION_LIST,
+    "FUNCTION|LIST",
+    -2,
+    Flags::NOSCRIPT,
+    "List information about all the functions",
+    "7.0.0",
+    "O(N) where N is the number of functions",
+    function_list
+);
+sub!(
+    FUNCTION_LOAD,
+    "FUNCTION|LOAD",
+    -3,
+    FN_WRITE.union(Flags::DENYOOM),
+    "Create a function with the given arguments (name, code, description)",
+    "7.0.0",
+    "O(1) (considering compilation time is redundant)",
+    function_load
+);
+sub!(
+    FUNCTION_RESTORE,
+    "FUNCTION|RESTORE",
+    -3,
+    FN_WRITE.union(Flags::DENYOOM),
+    "Restore all the functions on the given payload",
+    "7.0.0",
+    "O(N) where N is the number of functions on the payload",
+    function_restore
+);
+sub!(
+    FUNCTION_STATS,
+    "FUNCTION|STATS",
+    2,
+    Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
     "Return information about the function currently running (name, description, duration)",
-    "7.0.0", "O(1)", function_stats);
+    "7.0.0",
+    "O(1)",
+    function_stats
+);
 
 /// Check a library's code with the host and build it (FUNCTION LOAD and
 /// RESTORE, loading files). Errors are whole reply texts.

@@ -357,6 +357,7 @@ fn info_memory(e: &Engine, out: &mut String) {
     );
     field!(out, "total_system_memory", "{total}");
     field!(out, "total_system_memory_human", "{}", human_bytes(total));
+    info_script_memory(e, out);
     field!(out, "maxmemory", "0");
     field!(out, "maxmemory_human", "0B");
     field!(out, "maxmemory_policy", "noeviction");
@@ -371,6 +372,39 @@ fn info_memory(e: &Engine, out: &mut String) {
     field!(out, "mem_allocator", "mimalloc");
     field!(out, "lazyfree_pending_objects", "0");
     field!(out, "lazyfreed_objects", "0");
+}
+
+/// The Lua VMs (one per worker thread here), cached scripts and libraries.
+fn info_script_memory(e: &Engine, out: &mut String) {
+    let sc = &e.scripting;
+    let vm = sc.host().map_or(0, |h| h.vm_memory());
+    let scripts = sc.script_bytes();
+    let (functions, libs_bytes) = {
+        let reg = sc.functions.read();
+        let bytes: u64 = reg
+            .libraries
+            .values()
+            .map(|l| l.code.len() as u64 + 64 * (l.functions.len() as u64 + 1))
+            .sum();
+        (reg.function_count(), bytes)
+    };
+    field!(out, "used_memory_lua", "{vm}");
+    field!(out, "used_memory_vm_eval", "{vm}");
+    field!(out, "used_memory_lua_human", "{}", human_bytes(vm));
+    field!(out, "used_memory_scripts_eval", "{scripts}");
+    field!(out, "number_of_cached_scripts", "{}", sc.script_count());
+    field!(out, "number_of_functions", "{functions}");
+    field!(out, "used_memory_vm_functions", "0");
+    field!(out, "used_memory_vm_total", "{vm}");
+    field!(out, "used_memory_vm_total_human", "{}", human_bytes(vm));
+    field!(out, "used_memory_functions", "{libs_bytes}");
+    field!(out, "used_memory_scripts", "{}", scripts + libs_bytes);
+    field!(
+        out,
+        "used_memory_scripts_human",
+        "{}",
+        human_bytes(scripts + libs_bytes)
+    );
 }
 
 /// What the clients' connections hold (their buffers and structures), a part

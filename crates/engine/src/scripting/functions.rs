@@ -143,10 +143,7 @@ impl Registry {
 
 /// Library and function names: letters, digits and underscores, at least one.
 pub fn valid_name(name: &[u8]) -> bool {
-    !name.is_empty()
-        && name
-            .iter()
-            .all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+    !name.is_empty() && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// The header of a library: `#!<engine> name=<name>`. Errors are Redis's.

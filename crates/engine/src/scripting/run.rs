@@ -46,11 +46,8 @@ impl Running {
             ));
         }
         if self.kill.load(Ordering::Relaxed) {
-            return Err(if self.is_eval {
-                "ERR Script killed by user with SCRIPT KILL..."
-            } else {
-                "ERR Script killed by user with FUNCTION KILL..."
-            });
+            // Redis names SCRIPT KILL for functions too.
+            return Err("ERR Script killed by user with SCRIPT KILL...");
         }
         if self.shutdown.load(Ordering::Relaxed) {
             return Err("ERR Script killed by user with SHUTDOWN NOSAVE...");
@@ -72,8 +69,11 @@ pub struct ScriptRun<'c, 'a> {
     /// Set when an undeclared key's shard was busy before any write: the
     /// script's result is thrown away and it runs again with every shard.
     abort: bool,
-    /// It had to take a shard it did not declare in a way worth remembering.
+    /// It had to wait for a shard it did not declare after writing: from now
+    /// on it takes every shard from the start.
     learn: bool,
+    /// Shards it reached beyond those locked for it, for a run again.
+    extra: Vec<usize>,
     resp: Protocol,
     client_proto: Protocol,
     db: usize,
@@ -124,6 +124,7 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
             wrote: false,
             abort: false,
             learn: false,
+            extra: Vec::new(),
             resp: Protocol::Resp2,
             client_proto,
             db,
@@ -164,6 +165,15 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
 
     pub(crate) fn must_learn(&self) -> bool {
         self.learn
+    }
+
+    /// Every shard held or wanted: what a run again locks from the start.
+    pub(crate) fn wanted_shards(&self) -> Vec<usize> {
+        let mut all = self.ctx.guards.indices();
+        all.extend(self.extra.iter().copied());
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 
     /// A deterministic seed source is the host's business; this is the time
@@ -238,15 +248,16 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         }
         let engine = self.ctx.engine;
         let ks = &engine.keyspace;
+        self.extra.push(s);
         if let Some(g) = ks.try_lock(s) {
             self.ctx.guards.insert(s, g);
             return Ok(());
         }
-        self.learn = true;
         if !self.wrote {
             self.abort = true;
             return Err(Frame::error(RETRY));
         }
+        self.learn = true;
         let sc = &engine.scripting;
         sc.escalating.fetch_add(1, Ordering::SeqCst);
         let start = Instant::now();
