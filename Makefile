@@ -9,7 +9,7 @@ PY    := $(VENV)/bin/python
 PORT  ?= 6379
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build bench test deps cargo-test py-test bench-compare crash-test clean
+.PHONY: run build bench test deps client-deps cargo-test py-test bench-compare crash-test clean
 
 build:
 	$(CARGO) build --release --bin keel-server
@@ -33,6 +33,14 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(VENV); }; \
 	fi
 	@$(PY) -m pip install -q -r tests/python/requirements.txt
+deps: client-deps
+
+# The client-library tests' modules (tests/clients): BullMQ and ioredis from npm,
+# go-redis from the Go module proxy; each only where its toolchain is installed.
+client-deps:
+	@if command -v npm >/dev/null; then cd tests/clients/node && \
+		{ npm ls --silent >/dev/null 2>&1 || npm ci --no-audit --no-fund --loglevel=error >/dev/null; }; fi
+	@if command -v go >/dev/null; then cd tests/clients/go && go mod download; fi
 
 # The Bloom filters' false-positive measurements (1M lookups per rate and
 # layout) are skipped in debug builds, which would take minutes; they run here
