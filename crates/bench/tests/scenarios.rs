@@ -140,12 +140,7 @@ fn persistence_measures_redis_under_each_fsync_policy() {
     assert_eq!(steps.len(), 2 * 4, "PING, SET, GET, EVAL_SET at -c 1 and 8");
     for (step, os) in &steps {
         for (t, o) in targets.iter().zip(os) {
-            if t.starts_with("keel") && step.starts_with("EVAL") {
-                // Keel has no Lua scripting yet.
-                assert_eq!(o["status"], "unsupported", "{step} on {t}: {o}");
-            } else {
-                assert_done(step, t, o);
-            }
+            assert_done(step, t, o);
         }
     }
     assert!(steps.iter().any(|(n, _)| n == "EVAL_SET 3B -c 8"));

@@ -525,7 +525,9 @@ pub(crate) const FUNCTION: CommandSpec = CommandSpec {
     run: super::container,
 };
 
-const FN_WRITE: Flags = Flags::WRITE.union(Flags::NOSCRIPT);
+/// Library changes take every shard, so a snapshot's flip (which holds them
+/// all) sees the libraries as they were at that instant.
+const FN_WRITE: Flags = Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::ALL_SHARDS);
 
 sub!(
     FUNCTION_DELETE,
@@ -846,10 +848,54 @@ fn function_stats(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdE
     ]))
 }
 
-fn function_dump(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Err(CmdError::err("FUNCTION DUMP is not available yet"))
+fn function_dump(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let libs = crate::persistence::snapshot::libraries(ctx.engine);
+    let compress = ctx.engine.config.get_bool("rdbcompression");
+    Ok(Frame::Bulk(Bytes::from(
+        keel_persist::rdb::encode_function_dump_with(&libs, compress),
+    )))
 }
 
-fn function_restore(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Err(CmdError::err("FUNCTION RESTORE is not available yet"))
+/// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]: every library is checked
+/// before any is installed, so a failure changes nothing.
+fn function_restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let payload = args.next_arg()?;
+    #[derive(PartialEq)]
+    enum Policy {
+        Flush,
+        Append,
+        Replace,
+    }
+    let policy = match args.rest() {
+        [] => Policy::Append,
+        [p] if is(p, "FLUSH") => Policy::Flush,
+        [p] if is(p, "APPEND") => Policy::Append,
+        [p] if is(p, "REPLACE") => Policy::Replace,
+        _ => {
+            return Err(CmdError::err(
+                "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ))
+        }
+    };
+    let libs = keel_persist::rdb::function_dump_libraries(payload).map_err(CmdError::err)?;
+    let mut built = Vec::new();
+    for code in libs {
+        let code = code.map_err(CmdError::err)?;
+        built.push(build_library(ctx.engine, code).map_err(CmdError::msg)?);
+    }
+    let sc = &ctx.engine.scripting;
+    let mut reg = sc.functions.write();
+    let mut next = match policy {
+        Policy::Flush => functions::Registry::default(),
+        _ => reg.clone(),
+    };
+    for lib in built {
+        next.add(lib, policy == Policy::Replace)
+            .map_err(CmdError::err)?;
+    }
+    *reg = next;
+    drop(reg);
+    sc.bump_generation();
+    ctx.dirty(1);
+    Ok(Frame::ok())
 }

@@ -50,12 +50,28 @@ fn read_rdb(
         format!("Error reading the RDB file {name}: {e}. Unrecoverable error, aborting now.")
     };
     let mut r = RdbReader::new(data).map_err(bad)?;
+    // A snapshot brings its own libraries (DEBUG RELOAD drops those loaded).
+    *engine.scripting.functions.write() = Default::default();
+    engine.scripting.bump_generation();
     let mut out = Loaded::default();
     loop {
         let entry = match r.next_item() {
             Ok(Some(RdbItem::Entry(entry))) => entry,
-            // functions: registered by the engine
-            Ok(Some(RdbItem::Library(_))) => continue,
+            Ok(Some(RdbItem::Library(code))) => {
+                let lib = crate::commands::scripting::build_library(engine, code).and_then(|lib| {
+                    engine
+                        .scripting
+                        .functions
+                        .write()
+                        .add(lib, true)
+                        .map_err(|e| format!("ERR {e}"))
+                });
+                if let Err(e) = lib {
+                    return Err(format!("Failed loading library, {e}"));
+                }
+                engine.scripting.bump_generation();
+                continue;
+            }
             Ok(None) => return Ok((out, None)),
             Err(e) => match keel_persist::aof::rdb_tail_start(&e) {
                 Some(at) if tail => return Ok((out, Some(at as u64))),

@@ -157,23 +157,30 @@ fn options(engine: &Engine, aof_base: bool) -> WriteOptions {
 
 /// Write the flipped image to `tmp`, fsync it; `step(db, emit)` drains one
 /// database from every shard.
+#[allow(clippy::too_many_arguments)]
 fn write_image(
     engine: &Engine,
     tmp: &Path,
     counts: &Counts,
+    libs: &[bytes::Bytes],
     aof_base: bool,
     gen: Option<u64>,
     step: &mut Step<'_>,
 ) -> std::io::Result<()> {
     let commands = aof_base && !engine.config.get_bool("aof-use-rdb-preamble");
     let opened = File::create(tmp).and_then(|f| {
-        let w = BufWriter::with_capacity(1 << 16, f);
+        let mut w = BufWriter::with_capacity(1 << 16, f);
         if commands {
+            use std::io::Write;
+            let mut buf = Vec::new();
+            keel_persist::aof::function_load_commands(&mut buf, libs);
+            w.write_all(&buf)?;
             Ok(Out::Commands { w, buf: Vec::new() })
         } else {
-            RdbWriter::new(w, options(engine, aof_base)).map(|mut w| {
+            RdbWriter::new(w, options(engine, aof_base)).and_then(|mut w| {
                 w.set_list_size(engine.config.compact_limits().list_size);
-                Out::Rdb(w)
+                w.write_libraries(libs)?;
+                Ok(Out::Rdb(w))
             })
         }
     });
@@ -227,6 +234,20 @@ pub fn save_foreground(ctx: &mut Ctx<'_>) -> Result<(), String> {
     save_with(engine, dbs, &mut |f| ctx.for_each_shard(|s| f(s)))
 }
 
+/// The function libraries' code, as an image holds them. FUNCTION LOAD and
+/// friends take every shard, so this read under the flip's locks is the
+/// libraries at the flip.
+pub fn libraries(engine: &Engine) -> Vec<bytes::Bytes> {
+    engine
+        .scripting
+        .functions
+        .read()
+        .libraries
+        .values()
+        .map(|l| l.code.clone())
+        .collect()
+}
+
 /// Flip and write the whole image while `for_each` holds every shard.
 pub fn save_with(
     engine: &Engine,
@@ -246,13 +267,22 @@ pub fn save_with(
         });
     }
     let counts = flip(dbs, for_each);
+    let libs = libraries(engine);
     let tmp = PathBuf::from(format!("temp-{}.rdb", std::process::id()));
     let dirty = engine.stats.dirty();
-    let r = write_image(engine, &tmp, &counts, false, None, &mut |db, emit| {
-        for_each(&mut |s| {
-            drain(s, db, usize::MAX, emit);
-        })
-    });
+    let r = write_image(
+        engine,
+        &tmp,
+        &counts,
+        &libs,
+        false,
+        None,
+        &mut |db, emit| {
+            for_each(&mut |s| {
+                drain(s, db, usize::MAX, emit);
+            })
+        },
+    );
     finish_rdb(engine, &tmp, r, dirty, false)
 }
 
@@ -380,7 +410,8 @@ pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind
         return Err(JobKind::Bgsave);
     };
     let dirty = engine.stats.dirty();
-    let counts = flip_with(engine, locks, &mut || {});
+    let mut libs = Vec::new();
+    let counts = flip_with(engine, locks, &mut || libs = libraries(engine));
     let gen = p.job_gen.fetch_add(1, Ordering::SeqCst) + 1;
     *job = Some(Job {
         kind: JobKind::Bgsave,
@@ -396,9 +427,15 @@ pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind
             let e = &*me;
             let tmp = PathBuf::from(format!("temp-{}-{gen}.rdb", std::process::id()));
             let started = Instant::now();
-            let r = write_image(e, &tmp, &counts, false, Some(gen), &mut |db, emit| {
-                drain_background(e, gen, db, emit)
-            });
+            let r = write_image(
+                e,
+                &tmp,
+                &counts,
+                &libs,
+                false,
+                Some(gen),
+                &mut |db, emit| drain_background(e, gen, db, emit),
+            );
             if e.persist.job_gen.load(Ordering::SeqCst) != gen {
                 // Stopped by SHUTDOWN or DEBUG RELOAD: not a failure.
                 let _ = std::fs::remove_file(&tmp);
@@ -477,7 +514,9 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
     };
     let rdb = engine.config.get_bool("aof-use-rdb-preamble");
     let mut incr_file = incr_file;
+    let mut libs = Vec::new();
     let counts = flip_with(engine, locks, &mut || {
+        libs = libraries(engine);
         if let Some(f) = incr_file.take() {
             if turning_on {
                 aof.start(f);
@@ -501,7 +540,7 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
             let e = &*me;
             let started = Instant::now();
             let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
-            let r = write_image(e, &tmp, &counts, true, Some(gen), &mut |db, emit| {
+            let r = write_image(e, &tmp, &counts, &libs, true, Some(gen), &mut |db, emit| {
                 drain_background(e, gen, db, emit)
             });
             let r = r.and_then(|()| finish_rewrite(e, &tmp, rdb, logging));

@@ -96,7 +96,7 @@ impl Library {
 }
 
 /// Every library, and every function by name.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Registry {
     pub libraries: BTreeMap<String, Arc<Library>>,
     pub functions: BTreeMap<String, Arc<Library>>,
