@@ -418,7 +418,7 @@ impl Engine {
         let Some(req) = session.blocked.as_ref() else {
             return;
         };
-        let _guards: Vec<_> = req.shards.iter().map(|&s| self.keyspace.lock(s)).collect();
+        let _guards = self.lock_shards(&req.shards);
         drop(self.blocking.claim(req.id));
     }
 
@@ -502,7 +502,7 @@ impl Engine {
         loop {
             want.sort_unstable();
             want.dedup();
-            let mut guards: Vec<_> = want.iter().map(|&i| (i, ks.lock(i))).collect();
+            let mut guards = self.lock_shards(&want);
             // Under the locks: nobody waits on these shards (the common case
             // while clients block elsewhere), or every waiter reachable from
             // the command's keys lies in shards held.
@@ -598,16 +598,19 @@ impl Engine {
         };
         let mut guards = Vec::new();
         let nested = !matches!(ctx.guards, Guards::None);
-        for s in shards.into_iter().filter(|&s| !ctx.guards.holds(s)) {
-            if nested {
+        if nested {
+            for s in shards.into_iter().filter(|&s| !ctx.guards.holds(s)) {
                 // Other locks are held: waiting here could deadlock.
                 match self.keyspace.try_lock(s) {
                     Some(g) => guards.push(g),
                     None => return false,
                 }
-            } else {
-                guards.push(self.keyspace.lock(s));
             }
+        } else {
+            let mut shards = shards;
+            shards.sort_unstable();
+            shards.dedup();
+            guards.extend(self.lock_shards(&shards).into_iter().map(|(_, g)| g));
         }
         let Some(w) = self.blocking.claim(id) else {
             return false;

@@ -90,7 +90,6 @@ const REPLICATION: &str = "replication";
 const ACL: &str = "ACL";
 const TLS: &str = "TLS";
 const NOTIFY: &str = "keyspace notifications";
-const LUA: &str = "Lua scripting";
 const CLUSTER: &str = "cluster";
 const OUTPUT_LIMITS: &str = "client output buffer limits";
 const DEFRAG: &str = "active defragmentation";
@@ -423,7 +422,7 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     // Keyspace notifications, scripting, data types and caching not built yet.
     later(NOTIFY, "notify-keyspace-events", "", Kind::Special, true),
-    later(LUA, "busy-reply-threshold", "5000", int(0, I64), true),
+    d("busy-reply-threshold", "5000", int(0, I64), true),
     later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
     later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
     later(HLL, "hll-sparse-max-bytes", "3000", mem(0), true),
@@ -967,6 +966,24 @@ pub fn log_warning(msg: &str) {
     }
 }
 
+/// A line at the verbose level (`redis.log(redis.LOG_VERBOSE, ...)`).
+pub fn log_verbose(msg: &str) {
+    if let Some(f) = LOGGER.get() {
+        if log_enabled('-') {
+            f('-', msg);
+        }
+    }
+}
+
+/// A line at the debug level.
+pub fn log_debug(msg: &str) {
+    if let Some(f) = LOGGER.get() {
+        if log_enabled('.') {
+            f('.', msg);
+        }
+    }
+}
+
 /// A notice in the server log (persistence progress).
 pub fn log_notice(msg: &str) {
     if let Some(f) = LOGGER.get() {
@@ -1408,8 +1425,6 @@ mod table_tests {
             ("maxmemory-clients", "10%", MAXMEMORY),
             ("notify-keyspace-events", "KEA", NOTIFY),
             ("tls-port", "6380", TLS),
-            ("busy-reply-threshold", "100", LUA),
-            ("lua-time-limit", "100", LUA),
             ("activedefrag", "yes", DEFRAG),
             (
                 "client-output-buffer-limit",

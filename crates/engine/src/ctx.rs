@@ -36,6 +36,18 @@ impl<'a> Guards<'a> {
         }
     }
 
+    /// Add the guard of a shard not held yet, keeping the order by index.
+    pub(crate) fn insert(&mut self, shard: usize, guard: MutexGuard<'a, Shard>) {
+        let mut list = match std::mem::replace(self, Guards::None) {
+            Guards::None => Vec::with_capacity(2),
+            Guards::One(i, g) => vec![(i, g)],
+            Guards::Many(v) => v,
+        };
+        let at = list.partition_point(|(i, _)| *i < shard);
+        list.insert(at, (shard, guard));
+        *self = Guards::Many(list);
+    }
+
     pub(crate) fn holds(&self, shard: usize) -> bool {
         match self {
             Guards::None => false,

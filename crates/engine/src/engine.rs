@@ -95,6 +95,9 @@ pub struct Engine {
     /// This engine as a weak handle, for background jobs (set by
     /// [`Engine::install_self`] once it lives in an `Arc`).
     pub me: std::sync::OnceLock<std::sync::Weak<Engine>>,
+    /// The script cache, function libraries and running scripts; the
+    /// language host is installed by the server.
+    pub scripting: crate::scripting::Scripting,
 }
 
 pub struct EngineBuilder {
@@ -166,6 +169,7 @@ impl EngineBuilder {
             latency: crate::latency::LatencyMonitor::default(),
             persist: crate::persistence::Persistence::default(),
             me: std::sync::OnceLock::new(),
+            scripting: crate::scripting::Scripting::default(),
         }
     }
 }

@@ -126,6 +126,13 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (self.rejected(&argv, Some(id), CmdError::NoAuth), Vec::new());
         }
+        if self.scripting.busy.any() && !spec.flags.contains(Flags::ALLOW_BUSY) {
+            let e = CmdError::msg(self.scripting.busy.refusal());
+            return (self.rejected(&argv, Some(id), e), Vec::new());
+        }
+        if self.scripting.busy.any() && spec.name == "SHUTDOWN" {
+            return (self.shutdown_busy(session, &argv), Vec::new());
+        }
         if self.monitors.active() && session.monitor.is_some() {
             if let Some(e) = crate::monitor::refuse(spec) {
                 return (self.rejected(&argv, Some(id), e), Vec::new());
@@ -216,8 +223,11 @@ impl Engine {
         argv: &[Bytes],
     ) -> Guards<'a> {
         let ks = &self.keyspace;
-        if flags.contains(Flags::ALL_SHARDS) {
-            return Guards::Many((0..ks.shard_count()).map(|i| (i, ks.lock(i))).collect());
+        if flags.contains(Flags::ALL_SHARDS)
+            || (flags.contains(Flags::SCRIPT)
+                && crate::commands::scripting::wants_every_shard(self, argv))
+        {
+            return Guards::Many(self.lock_all_shards());
         }
         if self.blocking.any() && (flags.contains(Flags::WRITE) || keys == Keys::Queued) {
             if let Some(guards) = self.lock_with_waiters(session, keys, argv) {
@@ -234,6 +244,7 @@ impl Engine {
                 let qspec = self.commands.specs[qid];
                 if qspec.flags.contains(Flags::ALL_SHARDS)
                     || qspec.flags.contains(Flags::SHARD_WALK)
+                    || qspec.flags.contains(Flags::SCRIPT)
                 {
                     all = true;
                     break;
@@ -259,15 +270,32 @@ impl Engine {
             self.key_shards(keys, argv, &mut shards);
         }
         if all {
-            return Guards::Many((0..ks.shard_count()).map(|i| (i, ks.lock(i))).collect());
+            return Guards::Many(self.lock_all_shards());
         }
         shards.sort_unstable();
         shards.dedup();
         match shards.as_slice() {
             [] => Guards::None,
             [s] => Guards::One(*s, ks.lock(*s)),
-            _ => Guards::Many(shards.into_iter().map(|i| (i, ks.lock(i))).collect()),
+            _ => Guards::Many(self.lock_shards(&shards)),
         }
+    }
+
+    /// SHUTDOWN while a script is past `busy-reply-threshold`: only NOSAVE is
+    /// allowed, and it stops the server without waiting for the script's locks.
+    fn shutdown_busy(&self, session: &mut Session, argv: &[Bytes]) -> Frame {
+        let nosave = argv.len() == 2 && crate::args::is(&argv[1], "NOSAVE");
+        if !nosave {
+            return err(CmdError::msg(self.scripting.busy.refusal()));
+        }
+        if let Err(why) = crate::persistence::prepare_shutdown(self, false) {
+            crate::config::log_warning(&why);
+        }
+        self.scripting.shutdown.store(true, Ordering::SeqCst);
+        self.persist.shutdown_done.store(true, Ordering::SeqCst);
+        self.request_shutdown();
+        session.handle.kill();
+        Frame::ok()
     }
 
     fn key_shards(&self, keys: Keys, argv: &[Bytes], out: &mut Vec<usize>) {
@@ -404,7 +432,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
 }
 
 /// Redis's refusal of writes after a failed background save.
-const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently \
+pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently \
     unable to persist to disk. Commands that may modify the data set are disabled, because this \
     instance is configured to report errors during writes if RDB snapshotting fails \
     (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB \

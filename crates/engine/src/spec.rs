@@ -34,6 +34,10 @@ impl Flags {
     pub const MAY_REPLICATE: Flags = Flags(1 << 13);
     pub const NO_MULTI: Flags = Flags(1 << 14);
     pub const ALLOW_BUSY: Flags = Flags(1 << 15);
+    pub const NO_MANDATORY_KEYS: Flags = Flags(1 << 16);
+    /// Keel-specific: a script (EVAL, FCALL): it may reach keys it did not
+    /// declare, so inside EXEC it takes every shard.
+    pub const SCRIPT: Flags = Flags(1 << 27);
     /// Keel-specific: the command reads or writes the whole keyspace, so the
     /// executor locks every shard (KEYS, SCAN, FLUSHALL, SWAPDB, ...).
     pub const ALL_SHARDS: Flags = Flags(1 << 24);
@@ -69,6 +73,7 @@ impl Flags {
             (Flags::FAST, "fast"),
             (Flags::NO_AUTH, "no_auth"),
             (Flags::MAY_REPLICATE, "may_replicate"),
+            (Flags::NO_MANDATORY_KEYS, "no_mandatory_keys"),
             (Flags::NO_MULTI, "no_multi"),
             (Flags::ALLOW_BUSY, "allow_busy"),
         ];
@@ -95,6 +100,7 @@ pub enum Group {
     SortedSet,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
+    Scripting,
 }
 
 impl Group {
@@ -111,6 +117,7 @@ impl Group {
             Group::List => "list",
             Group::SortedSet => "sorted-set",
             Group::Bloom => "bloom",
+            Group::Scripting => "scripting",
         }
     }
 
@@ -128,6 +135,7 @@ impl Group {
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
             Group::Bloom => "@bloom",
+            Group::Scripting => "@scripting",
         }
     }
 }

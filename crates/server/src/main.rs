@@ -151,6 +151,9 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     builder.shard_bits = 6;
     let engine = Arc::new(builder.build());
     engine.install_self();
+    engine
+        .scripting
+        .install(Arc::new(keel_script::LuaHost::new()));
     let _ = engine
         .persist
         .aof

@@ -854,6 +854,15 @@ impl Keyspace {
         self.shards[shard].try_lock()
     }
 
+    /// The shard's lock, waiting at most `wait` for it.
+    pub fn try_lock_for(
+        &self,
+        shard: usize,
+        wait: std::time::Duration,
+    ) -> Option<MutexGuard<'_, Shard>> {
+        self.shards[shard].try_lock_for(wait)
+    }
+
     /// Encode a SCAN position over shards as Redis's single cursor number.
     pub fn encode_cursor(shard: usize, pos: u32) -> u64 {
         ((shard as u64) << 32) | u64::from(pos)

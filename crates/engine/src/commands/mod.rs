@@ -18,6 +18,7 @@ pub mod keys;
 pub mod lists;
 pub mod operator;
 pub mod persistence;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -54,6 +55,7 @@ pub fn table() -> CommandTable {
         dump::COMMANDS,
         operator::COMMANDS,
         persistence::COMMANDS,
+        scripting::COMMANDS,
     ])
 }
 

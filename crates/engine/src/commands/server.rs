@@ -713,7 +713,7 @@ pub fn cron_sample(engine: &Engine) {
 
 /// A container's HELP reply: a usage line, then each subcommand and its
 /// description, as status lines like Redis's.
-fn help(lines: &[&'static str]) -> Frame {
+pub(crate) fn help(lines: &[&'static str]) -> Frame {
     Frame::Array(lines.iter().map(|l| Frame::simple(l)).collect())
 }
 

@@ -235,8 +235,10 @@ pub fn prepare_shutdown(engine: &crate::Engine, save: bool) -> Result<(), String
     if save {
         crate::config::log_notice("Saving the final RDB snapshot before exiting.");
         let dbs = engine.keyspace.databases();
-        let mut guards: Vec<_> = (0..engine.keyspace.shard_count())
-            .map(|i| engine.keyspace.lock(i))
+        let mut guards: Vec<_> = engine
+            .lock_all_shards()
+            .into_iter()
+            .map(|(_, g)| g)
             .collect();
         let r = snapshot::save_with(engine, dbs, &mut |f| {
             for g in guards.iter_mut() {

@@ -348,8 +348,10 @@ fn flip_with(engine: &Engine, locks: Locks<'_, '_>, also: &mut dyn FnMut()) -> C
             c
         }
         Locks::Take => {
-            let mut guards: Vec<_> = (0..engine.keyspace.shard_count())
-                .map(|i| engine.keyspace.lock(i))
+            let mut guards: Vec<_> = engine
+                .lock_all_shards()
+                .into_iter()
+                .map(|(_, g)| g)
                 .collect();
             let c = flip(dbs, &mut |f| {
                 for g in guards.iter_mut() {

@@ -1,0 +1,294 @@
+//! One script execution as the engine sees it: the commands it calls, the
+//! locks it holds, whether it wrote, and whether it must stop.
+
+use super::Busy;
+use crate::ctx::Ctx;
+use crate::error::CmdError;
+use crate::spec::Flags;
+use bytes::Bytes;
+use keel_resp::{Frame, Protocol};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What another thread can see of a running script: SCRIPT KILL and
+/// FUNCTION KILL set `kill`; the host's periodic check reads it.
+pub struct Running {
+    pub is_eval: bool,
+    pub started: Instant,
+    /// The function's name, or the script's sha (FUNCTION STATS).
+    pub name: String,
+    pub argv: Vec<Bytes>,
+    pub kill: AtomicBool,
+    pub wrote: AtomicBool,
+    busy: AtomicBool,
+    threshold: Duration,
+    registry: Arc<Busy>,
+    shutdown: Arc<AtomicBool>,
+}
+
+impl Running {
+    /// Called by the host every so many instructions: enters the busy list
+    /// once past the threshold, and says whether the script must stop now.
+    pub fn check(self: &Arc<Self>) -> Result<(), &'static str> {
+        if !self.busy.load(Ordering::Relaxed) && self.started.elapsed() >= self.threshold {
+            self.busy.store(true, Ordering::Relaxed);
+            self.registry.enter(self);
+            crate::config::log_warning(&format!(
+                "Slow script detected: still in execution after {} milliseconds. You can try \
+                 killing the script using the {} command.",
+                self.started.elapsed().as_millis(),
+                if self.is_eval {
+                    "SCRIPT KILL"
+                } else {
+                    "FUNCTION KILL"
+                }
+            ));
+        }
+        if self.kill.load(Ordering::Relaxed) {
+            return Err(if self.is_eval {
+                "ERR Script killed by user with SCRIPT KILL..."
+            } else {
+                "ERR Script killed by user with FUNCTION KILL..."
+            });
+        }
+        if self.shutdown.load(Ordering::Relaxed) {
+            return Err("ERR Script killed by user with SHUTDOWN NOSAVE...");
+        }
+        Ok(())
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Relaxed)
+    }
+}
+
+/// A script in progress on this thread. The host gets it for the duration of
+/// one EVAL or FCALL and sends every `redis.call` through [`ScriptRun::call`].
+pub struct ScriptRun<'c, 'a> {
+    ctx: &'c mut Ctx<'a>,
+    read_only: bool,
+    wrote: bool,
+    /// Set when an undeclared key's shard was busy before any write: the
+    /// script's result is thrown away and it runs again with every shard.
+    abort: bool,
+    /// It had to take a shard it did not declare in a way worth remembering.
+    learn: bool,
+    resp: Protocol,
+    client_proto: Protocol,
+    db: usize,
+    running: Arc<Running>,
+}
+
+/// Redis's refusals of commands called from scripts.
+const UNKNOWN: &str = "ERR Unknown Redis command called from script";
+const ARITY: &str = "ERR Wrong number of args calling Redis command from script";
+const NOSCRIPT: &str = "ERR This Redis command is not allowed from script";
+const READONLY: &str = "ERR Write commands are not allowed from read-only scripts.";
+const RETRY: &str = "ERR script touched an undeclared key: running it again with every shard";
+const CONTENDED: &str = "ERR script touched an undeclared key whose shard another script holds; \
+    declare it in KEYS";
+
+impl<'c, 'a> ScriptRun<'c, 'a> {
+    pub(crate) fn new(
+        ctx: &'c mut Ctx<'a>,
+        is_eval: bool,
+        read_only: bool,
+        name: String,
+        argv: Vec<Bytes>,
+    ) -> ScriptRun<'c, 'a> {
+        let engine = ctx.engine;
+        let threshold = engine.config.get_i64("busy-reply-threshold").max(0) as u64;
+        let running = Arc::new(Running {
+            is_eval,
+            started: Instant::now(),
+            name,
+            argv,
+            kill: AtomicBool::new(false),
+            wrote: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            // 0 means no limit, as in Redis.
+            threshold: if threshold == 0 {
+                Duration::MAX
+            } else {
+                Duration::from_millis(threshold)
+            },
+            registry: engine.scripting.busy.clone(),
+            shutdown: engine.scripting.shutdown.clone(),
+        });
+        let client_proto = ctx.session.proto;
+        let db = ctx.session.db;
+        ScriptRun {
+            ctx,
+            read_only,
+            wrote: false,
+            abort: false,
+            learn: false,
+            resp: Protocol::Resp2,
+            client_proto,
+            db,
+            running,
+        }
+    }
+
+    /// Shared with the host's instruction-count hook.
+    pub fn running(&self) -> &Arc<Running> {
+        &self.running
+    }
+
+    pub fn engine(&self) -> &'a crate::Engine {
+        self.ctx.engine
+    }
+
+    /// The protocol of replies the script receives (`redis.setresp`).
+    pub fn resp(&self) -> Protocol {
+        self.resp
+    }
+
+    pub fn set_resp(&mut self, p: Protocol) {
+        self.resp = p;
+    }
+
+    /// The protocol of the client that called the script.
+    pub fn client_proto(&self) -> Protocol {
+        self.client_proto
+    }
+
+    pub fn wrote(&self) -> bool {
+        self.wrote
+    }
+
+    pub(crate) fn aborted(&self) -> bool {
+        self.abort
+    }
+
+    pub(crate) fn must_learn(&self) -> bool {
+        self.learn
+    }
+
+    /// A deterministic seed source is the host's business; this is the time
+    /// the script started, in milliseconds (for TIME-like helpers).
+    pub fn now_ms(&self) -> u64 {
+        self.ctx.now_ms()
+    }
+
+    /// Run `argv` as Redis runs a command called from a script: the script
+    /// rules first (no `noscript` commands, no writes from read-only scripts),
+    /// then the command itself with the script's locks, taking the shards of
+    /// keys the script did not declare. Errors come back as error frames.
+    pub fn call(&mut self, argv: Vec<Bytes>) -> Frame {
+        if self.abort {
+            return Frame::error(RETRY);
+        }
+        let engine = self.ctx.engine;
+        let id = match engine.resolve(&argv) {
+            Ok(id) => id,
+            Err(CmdError::WrongArity(_)) => return Frame::error(ARITY),
+            Err(_) => return Frame::error(UNKNOWN),
+        };
+        let spec = engine.commands.specs[id];
+        if spec.flags.contains(Flags::NOSCRIPT) {
+            return Frame::error(NOSCRIPT);
+        }
+        let write = spec.flags.contains(Flags::WRITE);
+        if write {
+            if self.read_only {
+                return Frame::error(READONLY);
+            }
+            if engine.persist.writes_refused.load(Ordering::Relaxed) {
+                return Frame::error(crate::exec::MISCONF);
+            }
+        }
+        if let Err(e) = self.take_shards(spec, &argv) {
+            return e;
+        }
+        if write {
+            self.wrote = true;
+            self.running.wrote.store(true, Ordering::Relaxed);
+        }
+        let saved = self.ctx.session.proto;
+        self.ctx.session.proto = self.resp;
+        self.ctx.nested += 1;
+        let reply = crate::exec::run(self.ctx, id, &argv);
+        self.ctx.nested -= 1;
+        self.ctx.session.proto = saved;
+        reply
+    }
+
+    fn take_shards(&mut self, spec: &crate::CommandSpec, argv: &[Bytes]) -> Result<(), Frame> {
+        let engine = self.ctx.engine;
+        if spec.flags.contains(Flags::ALL_SHARDS) || spec.flags.contains(Flags::SHARD_WALK) {
+            for s in 0..engine.keyspace.shard_count() {
+                self.take(s)?;
+            }
+            return Ok(());
+        }
+        let mut pos = Vec::new();
+        spec.keys.positions(argv, &mut pos);
+        for i in pos {
+            self.take(engine.keyspace.shard_of(&argv[i]))?;
+        }
+        Ok(())
+    }
+
+    /// Hold shard `s` too (see `scripting::locks` for why this cannot deadlock).
+    fn take(&mut self, s: usize) -> Result<(), Frame> {
+        if self.ctx.guards.holds(s) {
+            return Ok(());
+        }
+        let engine = self.ctx.engine;
+        let ks = &engine.keyspace;
+        if let Some(g) = ks.try_lock(s) {
+            self.ctx.guards.insert(s, g);
+            return Ok(());
+        }
+        self.learn = true;
+        if !self.wrote {
+            self.abort = true;
+            return Err(Frame::error(RETRY));
+        }
+        let sc = &engine.scripting;
+        sc.escalating.fetch_add(1, Ordering::SeqCst);
+        let start = Instant::now();
+        let mut token = None;
+        let got = loop {
+            if let Some(g) = ks.try_lock_for(s, Duration::from_micros(200)) {
+                break Some(g);
+            }
+            if token.is_none() {
+                token = sc.token.try_lock();
+            }
+            if token.is_none() && start.elapsed() > Duration::from_millis(100) {
+                break None;
+            }
+        };
+        sc.escalating.fetch_sub(1, Ordering::SeqCst);
+        drop(token);
+        match got {
+            Some(g) => {
+                self.ctx.guards.insert(s, g);
+                Ok(())
+            }
+            None => Err(Frame::error(CONTENDED)),
+        }
+    }
+
+    /// Log a line at a Redis log level (`redis.log`).
+    pub fn log(&self, level: i64, msg: &str) {
+        match level {
+            0 => crate::config::log_debug(msg),
+            1 => crate::config::log_verbose(msg),
+            2 => crate::config::log_notice(msg),
+            _ => crate::config::log_warning(msg),
+        }
+    }
+}
+
+impl Drop for ScriptRun<'_, '_> {
+    fn drop(&mut self) {
+        if self.running.is_busy() {
+            self.running.registry.leave(&self.running);
+        }
+        self.ctx.session.db = self.db;
+    }
+}
