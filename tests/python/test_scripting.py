@@ -166,6 +166,24 @@ def test_redis_pcall_returns_error_tables(w):
         b"-ERR This Redis command is not allowed from script\r\n")
 
 
+def test_lua_pcall_catches_errors_as_their_text(w):
+    w.cmd("SET", "str", "abc")
+    assert ev(w, "local ok, e = pcall(function() redis.call('nosuch') end); "
+                 "return {tostring(ok), type(e), e}") == (
+        b"*3\r\n$5\r\nfalse\r\n$6\r\nstring\r\n"
+        + bulk("ERR Unknown Redis command called from script"))
+    assert ev(w, "local ok, e = pcall(redis.call, 'incr', 'str'); return e") == (
+        bulk("ERR value is not an integer or out of range"))
+    assert ev(w, "local ok, e = pcall(function() error({err='MY x', other=1}) end); return e") == (
+        bulk("MY x"))
+    assert ev(w, "local ok, e = pcall(function() error('x') end); return e") == (
+        bulk("user_script:1: x"))
+    # The error text of a raised table is what it carries, even empty.
+    assert ev(w, "return {err=''}") == b"-\r\n"
+    body = "error({err=''})"
+    assert ev(w, body) == script_err("", body, 1)
+
+
 def test_bad_calls_from_a_script(w):
     cases = [
         ("return redis.call('nosuch')", "ERR Unknown Redis command called from script"),
@@ -310,6 +328,8 @@ def test_error_and_status_replies(w):
     assert ev(w, "return redis.error_reply('My Err')") == b"-My Err\r\n"
     assert ev(w, "return redis.error_reply('-My Err')") == b"-My Err\r\n"
     assert ev(w, "return redis.error_reply('')") == b"-ERR \r\n"
+    assert ev(w, "return redis.error_reply('x')") == b"-ERR x\r\n"
+    assert ev(w, "return redis.error_reply('-x')") == b"-ERR x\r\n"
     assert ev(w, "return redis.error_reply('WRONGTYPE x')") == b"-WRONGTYPE x\r\n"
     assert ev(w, "return redis.status_reply('FINE')") == b"+FINE\r\n"
     assert ev(w, "local t = redis.error_reply('My Err'); return {type(t), t.err}") == (
