@@ -430,12 +430,19 @@ def test_resp2_caller_sees_false_as_null_in_resp3_too(w3):
 
 
 def test_numbers_as_command_arguments(w):
+    # Numbers go on as C's %.17g writes them.
     cases = [("3.0", b"3"), ("0.1", b"0.10000000000000001"), ("1e20", b"1e+20"),
-             ("123456789012", b"123456789012"), ("-0.0", b"-0"), ("1/0", b"inf"),
-             ("1.5", b"1.5")]
+             ("123456789012", b"123456789012"), ("1/0", b"inf"), ("1.5", b"1.5"),
+             ("1e16", b"10000000000000000"), ("1e17", b"1e+17"), ("-1e17", b"-1e+17"),
+             ("123456789012345678", b"1.2345678901234568e+17"), ("2^53", b"9007199254740992")]
     for lua, stored in cases:
         assert ev(w, f"redis.call('set', 'k', {lua}); return redis.call('get', 'k')") == (
             bulk(stored)), lua
+    assert ev(w, "return redis.sha1hex(1e17)") == bulk(sha("1e+17"))
+
+
+def test_negative_zero_as_a_command_argument(w):
+    assert ev(w, "redis.call('set', 'k', -0.0); return redis.call('get', 'k')") == bulk("-0")
 
 
 def _setup_types(c):

@@ -1,7 +1,7 @@
 //! The Lua host: one Lua 5.1 VM per thread, created on the thread's first
 //! script, with what it compiled kept by SHA-1 (EVAL) and library id (FCALL).
 
-use crate::api::{self, Registered, RESP, REGISTERING};
+use crate::api::{self, Registered, REGISTERING, RESP};
 use crate::convert;
 use bytes::Bytes;
 use hashbrown::HashMap;
@@ -32,6 +32,7 @@ struct Vm {
     redis: Table,
     raw_redis: Table,
     load_redis: Table,
+    function_redis: Table,
     /// `run(f, handler, ...)`: xpcall of `f(...)`.
     runner: Function,
     handler: Function,
@@ -80,6 +81,7 @@ fn new_vm() -> mlua::Result<Vm> {
         redis: env.redis,
         raw_redis: env.raw_redis,
         load_redis: env.load_redis,
+        function_redis: env.function_redis,
         runner,
         handler,
         lua,
@@ -101,7 +103,11 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
                 Value::Error(e) => api::raised_text(e),
                 Value::Number(n) => format!("ERR {}", convert::number_text(*n)),
                 Value::Integer(n) => format!("ERR {n}"),
-                _ => format!("ERR {}", lua.coerce_string(other.clone())?.map_or_else(String::new, |s| s.to_string_lossy())),
+                _ => format!(
+                    "ERR {}",
+                    lua.coerce_string(other.clone())?
+                        .map_or_else(String::new, |s| s.to_string_lossy())
+                ),
             };
             let t = lua.create_table()?;
             t.raw_set("err", text)?;
@@ -126,9 +132,9 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
 
 fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, Frame> {
     VM.with(|cell| {
-        let mut slot = cell.try_borrow_mut().map_err(|_| {
-            Frame::error("ERR a script cannot run another script")
-        })?;
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| Frame::error("ERR a script cannot run another script"))?;
         if slot.is_none() {
             *slot = Some(new_vm().map_err(|e| Frame::error(format!("ERR Lua VM: {e}")))?);
         }
@@ -174,7 +180,6 @@ impl Vm {
         args: MultiValue,
         script_name: &str,
     ) -> Frame {
-        api::seed_random();
         RESP.with(|r| r.set(Protocol::Resp2));
         RUNNING.with(|r| *r.borrow_mut() = Some(run.running().clone()));
         let lua = self.lua.clone();
@@ -186,7 +191,10 @@ impl Vm {
                 match (failed, &v) {
                     (true, Value::Table(t)) => {
                         let text: String = t.raw_get("err")?;
-                        Err(mlua::Error::RuntimeError(format!("{}{text}", api::REPLY_MARK)))
+                        Err(mlua::Error::RuntimeError(format!(
+                            "{}{text}",
+                            api::REPLY_MARK
+                        )))
                     }
                     _ => Ok(v),
                 }
@@ -257,7 +265,10 @@ fn redis_call(
         Ok((Value::Table(t), true))
     };
     if args.is_empty() {
-        return error(lua, "ERR Please specify at least one argument for this redis lib call");
+        return error(
+            lua,
+            "ERR Please specify at least one argument for this redis lib call",
+        );
     }
     let mut argv = Vec::with_capacity(args.len());
     for a in args.iter() {
@@ -397,7 +408,16 @@ impl ScriptHost for LuaHost {
                 Ok(m)
             })();
             match call_args {
-                Ok(a) => vm.call(run, &f, a, function),
+                Ok(a) => {
+                    // Functions get keys and arguments as parameters; KEYS and
+                    // ARGV are EVAL's alone.
+                    let _ = vm.globals.raw_set("KEYS", Value::Nil);
+                    let _ = vm.globals.raw_set("ARGV", Value::Nil);
+                    let _ = vm.globals.raw_set("redis", vm.function_redis.clone());
+                    let reply = vm.call(run, &f, a, function);
+                    let _ = vm.globals.raw_set("redis", vm.redis.clone());
+                    reply
+                }
                 Err(e) => Frame::error(format!("ERR {e}")),
             }
         });
@@ -421,12 +441,18 @@ fn load_into(vm: &mut Vm, _meta: &LibraryMeta, code: &[u8]) -> Result<Vec<Regist
         .compile(code, "@user_function")
         .map_err(|m| format!("Error compiling function: {m}"))?;
     REGISTERING.with(|r| *r.borrow_mut() = Some(Vec::new()));
-    let _ = vm.globals.raw_set("redis", vm.load_redis.clone());
-    let out: mlua::Result<MultiValue> = vm
-        .runner
-        .call((f, vm.handler.clone()));
-    let _ = vm.globals.raw_set("redis", vm.redis.clone());
-    let registered = REGISTERING.with(|r| r.borrow_mut().take()).unwrap_or_default();
+    // While it loads, the library's globals are its `redis` table alone.
+    let env_meta = vm.env.metatable();
+    if let Some(mt) = &env_meta {
+        let _ = mt.raw_set("__index", vm.load_redis.clone());
+    }
+    let out: mlua::Result<MultiValue> = vm.runner.call((f, vm.handler.clone()));
+    if let Some(mt) = &env_meta {
+        let _ = mt.raw_set("__index", vm.globals.clone());
+    }
+    let registered = REGISTERING
+        .with(|r| r.borrow_mut().take())
+        .unwrap_or_default();
     let out = out.map_err(|e| format!("Error registering functions: {}", api::raised_text(&e)))?;
     let mut it = out.into_iter();
     if !matches!(it.next(), Some(Value::Boolean(true))) {
