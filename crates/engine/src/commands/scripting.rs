@@ -77,9 +77,16 @@ fn host(engine: &Engine) -> Result<&dyn ScriptHost, CmdError> {
     }
 }
 
-/// `numkeys key... arg...` after the script or function name.
-fn keys_and_args(args: &mut Args<'_>) -> Result<(Vec<Bytes>, Vec<Bytes>), CmdError> {
-    let n = args.next_i64()?;
+/// `numkeys key... arg...` after the script or function name; `not_a_number`
+/// replaces the usual integer error (FCALL has its own).
+fn keys_and_args(
+    args: &mut Args<'_>,
+    not_a_number: Option<&'static str>,
+) -> Result<(Vec<Bytes>, Vec<Bytes>), CmdError> {
+    let n = match not_a_number {
+        Some(text) => args.next_i64().map_err(|_| CmdError::err(text))?,
+        None => args.next_i64()?,
+    };
     let rest = args.rest();
     if n < 0 {
         return Err(CmdError::err("Number of keys can't be negative"));
@@ -119,7 +126,7 @@ fn eval_generic(
     ro: bool,
 ) -> Result<Frame, CmdError> {
     let first = args.next_arg()?;
-    let (keys, argv) = keys_and_args(args)?;
+    let (keys, argv) = keys_and_args(args, None)?;
     let host = host(ctx.engine)?;
     let (sha, body) = if by_sha {
         let sha = parse_sha(first).ok_or_else(|| CmdError::msg(NOSCRIPT_TEXT))?;
@@ -155,7 +162,7 @@ fn fcall_ro(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
 
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Frame, CmdError> {
     let name = args.next_arg()?;
-    let (keys, argv) = keys_and_args(args)?;
+    let (keys, argv) = keys_and_args(args, Some("Bad number of keys provided"))?;
     let host = host(ctx.engine)?;
     let name = String::from_utf8_lossy(name).into_owned();
     let lib = ctx

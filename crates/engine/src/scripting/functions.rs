@@ -149,30 +149,37 @@ pub fn valid_name(name: &[u8]) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-/// The header of a library: `#!<engine> name=<name>`. Errors are Redis's.
-pub fn parse_library_header(code: &[u8]) -> Result<LibraryMeta, &'static str> {
+/// The header of a library: `#!<engine> name=<name>`, ended by a newline.
+/// Errors are Redis's, checked in its order: the values, the name, then the
+/// engine.
+pub fn parse_library_header(code: &[u8]) -> Result<LibraryMeta, String> {
     if !code.starts_with(b"#!") {
-        return Err("Missing library metadata");
+        return Err("Missing library metadata".into());
     }
-    let line = code.split(|&c| c == b'\n').next().unwrap_or_default();
-    let line = std::str::from_utf8(&line[2..]).map_err(|_| "Invalid library metadata")?;
+    let Some(end) = code.iter().position(|&c| c == b'\n') else {
+        return Err("Invalid library metadata".into());
+    };
+    let line = String::from_utf8_lossy(&code[..end]);
     let mut parts = line.split_ascii_whitespace();
-    let engine = parts.next().ok_or("Invalid library metadata")?;
+    let engine = parts.next().unwrap_or("#!")[2..].to_string();
     let mut name = None;
     for p in parts {
         match p.strip_prefix("name=") {
-            Some(n) if name.is_none() => name = Some(n),
-            _ => return Err("Invalid library metadata"),
+            Some(_) if name.is_some() => {
+                return Err("Invalid metadata value, name argument was given multiple times".into())
+            }
+            Some(n) => name = Some(n.to_string()),
+            None => return Err(format!("Invalid metadata value given: {p}")),
         }
     }
-    let name = name.ok_or("Invalid library metadata")?;
-    if !valid_name(name.as_bytes()) || !engine.eq_ignore_ascii_case("lua") {
-        return Err("Invalid library metadata");
+    let name = name.ok_or("Library name was not given")?;
+    if !valid_name(name.as_bytes()) {
+        return Err("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
     }
-    Ok(LibraryMeta {
-        engine: engine.to_string(),
-        name: name.to_string(),
-    })
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("Engine '{engine}' not found"));
+    }
+    Ok(LibraryMeta { engine, name })
 }
 
 /// The `#!lua [flags=a,b]` line an EVAL body may start with: its flags, or
@@ -181,19 +188,22 @@ pub fn parse_eval_shebang(body: &[u8]) -> Result<Option<ScriptFlags>, String> {
     if !body.starts_with(b"#!") {
         return Ok(None);
     }
-    let line = body.split(|&c| c == b'\n').next().unwrap_or_default();
-    let text = String::from_utf8_lossy(line);
-    let mut parts = text[2..].split(' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or("");
-    if engine != "lua" {
-        return Err(format!("Unexpected engine in script shebang: {text}"));
+    let Some(end) = body.iter().position(|&c| c == b'\n') else {
+        return Err("Invalid script shebang".into());
+    };
+    let text = String::from_utf8_lossy(&body[..end]);
+    let mut parts = text.split_ascii_whitespace();
+    let engine = parts.next().unwrap_or("#!");
+    if engine != "#!lua" {
+        return Err(format!("Unexpected engine in script shebang: {engine}"));
     }
     let mut flags = ScriptFlags::default();
     for p in parts {
         let Some(list) = p.strip_prefix("flags=") else {
             return Err(format!("Unknown lua shebang option: {p}"));
         };
-        for f in list.split(',').filter(|f| !f.is_empty()) {
+        // `flags=` alone is no flags; an empty one between commas is an error.
+        for f in list.split(',').filter(|_| !list.is_empty()) {
             match ScriptFlags::parse(f.as_bytes()) {
                 Some(flag) => flags.insert(flag),
                 None => return Err(format!("Unexpected flag in script shebang: {f}")),
@@ -211,18 +221,25 @@ mod tests {
     fn library_headers() {
         let m = parse_library_header(b"#!lua name=mylib\nreturn 1").unwrap();
         assert_eq!(m.name, "mylib");
+        let err = |code: &[u8]| parse_library_header(code).unwrap_err();
+        assert_eq!(err(b"return 1"), "Missing library metadata");
+        assert_eq!(err(b"#!lua name=a"), "Invalid library metadata");
+        assert_eq!(err(b"#!lua\n"), "Library name was not given");
         assert_eq!(
-            parse_library_header(b"return 1"),
-            Err("Missing library metadata")
+            err(b"#!lua name=a-b\n"),
+            "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
         );
-        for bad in [
-            &b"#!lua"[..],
-            b"#!lua name=a-b",
-            b"#!lua name=a foo=bar",
-            b"#!foo name=a",
-        ] {
-            assert_eq!(parse_library_header(bad), Err("Invalid library metadata"));
-        }
+        assert_eq!(
+            err(b"#!lua name=a foo=bar\n"),
+            "Invalid metadata value given: foo=bar"
+        );
+        assert_eq!(
+            err(b"#!lua name=a name=b\n"),
+            "Invalid metadata value, name argument was given multiple times"
+        );
+        assert_eq!(err(b"#!foo name=a\n"), "Engine 'foo' not found");
+        assert_eq!(err(b"#! name=a\n"), "Engine '' not found");
+        assert_eq!(parse_library_header(b"#!LUA  name=a \n").unwrap().name, "a");
     }
 
     #[test]
@@ -247,6 +264,18 @@ mod tests {
         assert_eq!(
             parse_eval_shebang(b"#!lua flags=bogus\n"),
             Err("Unexpected flag in script shebang: bogus".into())
+        );
+        assert_eq!(
+            parse_eval_shebang(b"#!lua"),
+            Err("Invalid script shebang".into())
+        );
+        assert_eq!(
+            parse_eval_shebang(b"#!lua flags=no-writes,,allow-oom\n"),
+            Err("Unexpected flag in script shebang: ".into())
+        );
+        assert_eq!(
+            parse_eval_shebang(b"#!lua flags=\r\n"),
+            Ok(Some(ScriptFlags::default()))
         );
     }
 
