@@ -339,6 +339,8 @@ def test_function_list_filters(w, r):
         b"-ERR Unknown argument WITHCODE\r\n")
     assert w.cmd("FUNCTION", "LIST", "LIBRARYNAME", "a", "LIBRARYNAME", "b") == (
         b"-ERR Unknown argument LIBRARYNAME\r\n")
+    assert w.cmd("FUNCTION", "LIST", "withcode", "WithCode") == (
+        b"-ERR Unknown argument WithCode\r\n")
 
 
 def test_all_flags_listed_in_their_order(r, w):

@@ -203,6 +203,12 @@ def test_bad_calls_from_a_script(w):
         assert ev(w, body) == script_err(text, body, 1), body
 
 
+def _needs_command(c, name):
+    """Skip on a Keel build that lacks the command altogether (Redis has them all)."""
+    if not AGAINST_REDIS and c.cmd("COMMAND", "INFO", name) == b"*1\r\n$-1\r\n":
+        pytest.skip(f"this build has no {name.upper()} command")
+
+
 @pytest.mark.parametrize("call", [
     "redis.call('eval', 'return 1', 0)",
     "redis.call('evalsha', 'ffffffffffffffffffffffffffffffffffffffff', 0)",
@@ -225,6 +231,7 @@ def test_bad_calls_from_a_script(w):
     "redis.call('debug', 'sleep', '0')",
 ])
 def test_commands_refused_inside_scripts(w, call):
+    _needs_command(w, call.split("'")[1])
     body = f"return {call}"
     assert ev(w, body) == script_err("ERR This Redis command is not allowed from script", body, 1)
 
@@ -238,6 +245,7 @@ def test_blocking_list_pop_is_refused_even_with_data(w):
 
 
 def test_xread_block_is_refused(w):
+    _needs_command(w, "xread")
     body = "return redis.call('xread', 'block', 0, 'streams', 's', '$')"
     assert ev(w, body) == script_err(
         "ERR xread command is not allowed with BLOCK option from scripts", body, 1)

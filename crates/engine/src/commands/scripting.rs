@@ -585,14 +585,16 @@ fn function_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     let mut pattern: Option<Bytes> = None;
     let mut with_code = false;
     while let Some(a) = args.next_opt() {
+        // A repeated option is an unknown argument, named as the client wrote it.
+        let repeated = || CmdError::err(format!("Unknown argument {}", String::from_utf8_lossy(a)));
         if is(a, "WITHCODE") {
             if with_code {
-                return Err(CmdError::err("Unknown argument withcode"));
+                return Err(repeated());
             }
             with_code = true;
         } else if is(a, "LIBRARYNAME") {
             if pattern.is_some() {
-                return Err(CmdError::err("Unknown argument libraryname"));
+                return Err(repeated());
             }
             let Some(p) = args.next_opt() else {
                 return Err(CmdError::err("library name argument was not given"));
@@ -609,7 +611,8 @@ fn function_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     let mut out = Vec::new();
     for lib in reg.libraries.values() {
         if let Some(p) = &pattern {
-            if !keel_store::glob::glob_match(p, lib.name.as_bytes(), false) {
+            // Redis matches library names without regard to case.
+            if !keel_store::glob::glob_match(p, lib.name.as_bytes(), true) {
                 continue;
             }
         }
@@ -625,7 +628,8 @@ fn function_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
                     ),
                     (
                         bulk_str("flags"),
-                        Frame::Set(f.flags.names().into_iter().map(bulk_str).collect()),
+                        // Status strings, as Redis sends them.
+                        Frame::Set(f.flags.names().into_iter().map(Frame::simple).collect()),
                     ),
                 ])
             })
