@@ -171,9 +171,11 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
         .functions
         .read()
         .functions
-        .get(&name)
+        .get(&name.to_ascii_lowercase())
         .cloned()
         .ok_or_else(|| CmdError::err("Function not found"))?;
+    // From here on, the function is called by the name it was registered with.
+    let name = lib.function(&name).map_or(name, |f| f.name.clone());
     let no_writes = lib
         .function(&name)
         .is_some_and(|f| f.flags.contains(ScriptFlags::NO_WRITES));
@@ -394,7 +396,8 @@ fn kill(ctx: &mut Ctx<'_>, eval: bool) -> Result<Frame, CmdError> {
         ));
     }
     if r.is_eval != eval {
-        return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
+        // The other KILL: the busy reply that names the right one.
+        return Err(CmdError::msg(ctx.engine.scripting.busy.refusal()));
     }
     for r in running.iter().filter(|r| r.is_eval == eval) {
         r.kill.store(true, Ordering::Relaxed);

@@ -46,11 +46,8 @@ impl Running {
             ));
         }
         if self.kill.load(Ordering::Relaxed) {
-            return Err(if self.is_eval {
-                "ERR Script killed by user with SCRIPT KILL..."
-            } else {
-                "ERR Script killed by user with FUNCTION KILL..."
-            });
+            // Redis names SCRIPT KILL for functions too.
+            return Err("ERR Script killed by user with SCRIPT KILL...");
         }
         if self.shutdown.load(Ordering::Relaxed) {
             return Err("ERR Script killed by user with SHUTDOWN NOSAVE...");
