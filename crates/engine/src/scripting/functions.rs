@@ -90,12 +90,17 @@ impl Library {
         }
     }
 
+    /// A function by name, which ignores case as Redis's names do.
     pub fn function(&self, name: &str) -> Option<&FunctionInfo> {
-        self.functions.iter().find(|f| f.name == name)
+        self.functions
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
     }
 }
 
-/// Every library, and every function by name.
+/// Every library, and every function by name. Function names ignore case
+/// (Redis keeps them in a case-insensitive table): `functions` is keyed by
+/// the lowercase name; library names are exact.
 #[derive(Default)]
 pub struct Registry {
     pub libraries: BTreeMap<String, Arc<Library>>,
@@ -111,7 +116,7 @@ impl Registry {
             return Err(format!("Library '{}' already exists", lib.name));
         }
         for f in &lib.functions {
-            if let Some(owner) = self.functions.get(&f.name) {
+            if let Some(owner) = self.functions.get(&f.name.to_ascii_lowercase()) {
                 if owner.name != lib.name {
                     return Err(format!("Function {} already exists", f.name));
                 }
@@ -122,7 +127,8 @@ impl Registry {
         }
         let lib = Arc::new(lib);
         for f in &lib.functions {
-            self.functions.insert(f.name.clone(), lib.clone());
+            self.functions
+                .insert(f.name.to_ascii_lowercase(), lib.clone());
         }
         self.libraries.insert(lib.name.clone(), lib);
         Ok(())
@@ -131,7 +137,7 @@ impl Registry {
     pub fn remove(&mut self, name: &str) -> Option<Arc<Library>> {
         let lib = self.libraries.remove(name)?;
         for f in &lib.functions {
-            self.functions.remove(&f.name);
+            self.functions.remove(&f.name.to_ascii_lowercase());
         }
         Some(lib)
     }
