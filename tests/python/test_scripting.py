@@ -316,6 +316,11 @@ def test_error_with_a_string_and_a_table(w):
     assert ev(w, body) == script_err("ERR user_script:1: 12", body, 1)
     body = "error(nil)"
     assert ev(w, body) == script_err("ERR nil", body, 1)
+    # Other values as Lua's tostring writes them.
+    for value, text in (("true", "true"), ("false", "false"), ("0.1, 0", "0.1"),
+                        ("123456789012345678, 0", "1.2345678901235e+17")):
+        body = f"error({value})"
+        assert ev(w, body) == script_err(f"ERR {text}", body, 1), body
     body = "error({err='My Error'})"
     assert ev(w, body) == script_err("My Error", body, 1)
     body = "\nerror({err='WRONG my'})"

@@ -97,12 +97,12 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
     let t = match err {
         Value::Table(t) => t,
         other => {
+            // What Lua's tostring gives: numbers as %.14g, booleans by name.
             let text = match &other {
                 Value::String(s) => format!("ERR {}", s.to_string_lossy()),
                 Value::Nil => "ERR nil".to_string(),
+                Value::Boolean(b) => format!("ERR {b}"),
                 Value::Error(e) => api::raised_text(e),
-                Value::Number(n) => format!("ERR {}", convert::number_text(*n)),
-                Value::Integer(n) => format!("ERR {n}"),
                 _ => format!(
                     "ERR {}",
                     lua.coerce_string(other.clone())?
