@@ -130,6 +130,16 @@ def test_registration_errors(w, body, error):
     assert w.cmd("FUNCTION", "LIST") == b"*0\r\n"
 
 
+def test_load_that_never_ends_times_out(w):
+    code = lib("spin", "redis.register_function('f', function() return 1 end)", "while true do end")
+    started = time.time()
+    assert w.cmd("FUNCTION", "LOAD", code) == (
+        b"-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n")
+    assert time.time() - started < 5
+    assert w.cmd("FCALL", "f", 0) == b"-ERR Function not found\r\n"
+    assert w.cmd("PING") == b"+PONG\r\n"
+
+
 def test_load_time_api(w):
     # redis.log and the version constants work while loading; the rest waits for a call.
     code = lib("l", "local v = redis.REDIS_VERSION",

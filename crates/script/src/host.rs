@@ -23,7 +23,13 @@ thread_local! {
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
     /// The script running on this thread, for the instruction hook.
     static RUNNING: RefCell<Option<Arc<Running>>> = const { RefCell::new(None) };
+    /// When the library loading on this thread must stop (FUNCTION LOAD).
+    static LOAD_DEADLINE: std::cell::Cell<Option<std::time::Instant>> =
+        const { std::cell::Cell::new(None) };
 }
+
+/// How long a library's top-level code may run while it loads, as in Redis.
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 struct Vm {
     lua: Lua,
@@ -71,6 +77,12 @@ fn new_vm() -> mlua::Result<Vm> {
                     "{}{msg}",
                     api::STOP_MARK
                 ))),
+                None if LOAD_DEADLINE
+                    .with(|d| d.get())
+                    .is_some_and(|d| std::time::Instant::now() >= d) =>
+                {
+                    Err(mlua::Error::RuntimeError("FUNCTION LOAD timeout".into()))
+                }
                 _ => Ok(VmState::Continue),
             }
         },
@@ -446,7 +458,9 @@ fn load_into(vm: &mut Vm, _meta: &LibraryMeta, code: &[u8]) -> Result<Vec<Regist
     if let Some(mt) = &env_meta {
         let _ = mt.raw_set("__index", vm.load_redis.clone());
     }
+    LOAD_DEADLINE.with(|d| d.set(Some(std::time::Instant::now() + LOAD_TIMEOUT)));
     let out: mlua::Result<MultiValue> = vm.runner.call((f, vm.handler.clone()));
+    LOAD_DEADLINE.with(|d| d.set(None));
     if let Some(mt) = &env_meta {
         let _ = mt.raw_set("__index", vm.globals.clone());
     }
