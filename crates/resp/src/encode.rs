@@ -86,7 +86,8 @@ fn put_line(out: &mut BytesMut, prefix: u8, text: &[u8]) {
 /// Format a double the way Redis 7.0 does in replies (`%.17g`, with `inf`/`-inf`).
 pub fn encode_double(d: f64) -> String {
     if d.is_nan() {
-        return "nan".into();
+        // As printf writes it: the sign bit shows (0/0 in C or Lua is -nan on x86-64).
+        return if d.is_sign_negative() { "-nan" } else { "nan" }.into();
     }
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };

@@ -15,9 +15,6 @@ use std::cell::Cell;
 thread_local! {
     /// The protocol of replies the running script receives (`redis.setresp`).
     pub static RESP: Cell<Protocol> = const { Cell::new(Protocol::Resp2) };
-    /// Redis's 48-bit linear congruential generator state, reseeded with 0
-    /// before every script so `math.random` repeats the same sequence.
-    static RAND48: Cell<u64> = const { Cell::new(0) };
     /// Functions registered by the library being loaded on this thread.
     pub static REGISTERING: std::cell::RefCell<Option<Vec<Registered>>> =
         const { std::cell::RefCell::new(None) };
@@ -33,27 +30,54 @@ pub struct Registered {
 
 const READONLY: &str = "Attempt to modify a readonly table";
 
-pub fn seed_random() {
-    set_seed(0);
-}
+/// The state of `math.random`: Redis's 48-bit linear congruential generator,
+/// one for the whole server like Redis's, starting from the C library's
+/// default state and never reseeded between scripts, so a fresh server gives
+/// the same numbers and each script goes on with the sequence.
+static RAND48: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(RAND48_START);
+const RAND48_START: u64 = 0x1234_ABCD_330E;
 
 fn set_seed(seed: i32) {
     // srand48: the seed in the high 32 bits, 0x330E below.
-    RAND48.with(|s| s.set(((seed as u32 as u64) << 16) | 0x330E));
+    RAND48.store(
+        ((seed as u32 as u64) << 16) | 0x330E,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+fn step(x: u64) -> u64 {
+    x.wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB) & 0xFFFF_FFFF_FFFF
 }
 
 /// lrand48: the next 31 bits.
 fn next_rand() -> i64 {
-    RAND48.with(|s| {
-        let x = s.get().wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB) & 0xFFFF_FFFF_FFFF;
-        s.set(x);
-        (x >> 17) as i64
-    })
+    use std::sync::atomic::Ordering::Relaxed;
+    let prev = RAND48
+        .fetch_update(Relaxed, Relaxed, |x| Some(step(x)))
+        .unwrap_or(RAND48_START);
+    (step(prev) >> 17) as i64
 }
 
 /// Raise a Lua error whose message is `msg`.
 fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
     Err(mlua::Error::RuntimeError(msg.into()))
+}
+
+/// Where the Lua code calling the running Rust function is, as `luaL_error`
+/// writes it in front of a message: `user_script:3: `.
+fn place(lua: &Lua) -> String {
+    lua.inspect_stack(1)
+        .and_then(|d| {
+            let line = d.curr_line();
+            let src = d.source().short_src.map(|s| s.into_owned());
+            src.filter(|_| line > 0).map(|s| format!("{s}:{line}: "))
+        })
+        .unwrap_or_default()
+}
+
+/// Raise `msg` with the caller's place in front, as Lua's own libraries do.
+fn fail_here<T>(lua: &Lua, msg: &str) -> mlua::Result<T> {
+    fail(format!("{}{msg}", place(lua)))
 }
 
 /// Build the globals a VM's scripts see: standard libraries Redis loads, the
@@ -63,13 +87,16 @@ fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
 pub fn install(lua: &Lua) -> mlua::Result<Env> {
     let g = lua.globals();
     crate::libs::open_all(lua)?;
-    for name in ["loadfile", "dofile"] {
+    for name in [
+        "loadfile", "dofile", "print", "setfenv", "getfenv", "newproxy",
+    ] {
         g.raw_set(name, Value::Nil)?;
     }
     let math: Table = g.raw_get("math")?;
     math.raw_set(
         "random",
-        lua.create_function(|_, args: Variadic<Value>| {
+        lua.create_function(|lua, args: Variadic<Value>| {
+            let fail = |msg: &str| fail_here(lua, msg);
             let r = (next_rand() % i64::from(i32::MAX)) as f64 / f64::from(i32::MAX);
             let int = |v: &Value| -> mlua::Result<f64> {
                 match v {
@@ -81,9 +108,10 @@ pub fn install(lua: &Lua) -> mlua::Result<Env> {
                         .and_then(|s| s.trim().parse::<f64>().ok())
                         .map(f64::floor)
                         .ok_or_else(|| {
-                            mlua::Error::RuntimeError(
-                                "bad argument #1 to 'random' (number expected)".into(),
-                            )
+                            mlua::Error::RuntimeError(format!(
+                                "{}bad argument #1 to 'random' (number expected)",
+                                place(lua)
+                            ))
                         }),
                     _ => fail("bad argument #1 to 'random' (number expected, got no value)"),
                 }
@@ -111,11 +139,11 @@ pub fn install(lua: &Lua) -> mlua::Result<Env> {
     )?;
     math.raw_set(
         "randomseed",
-        lua.create_function(|_, seed: Value| {
+        lua.create_function(|lua, seed: Value| {
             let n = match seed {
-                Value::Integer(n) => n as i64,
+                Value::Integer(n) => n,
                 Value::Number(n) => n as i64,
-                _ => return fail("bad argument #1 to 'randomseed' (number expected)"),
+                _ => return fail_here(lua, "bad argument #1 to 'randomseed' (number expected)"),
             };
             set_seed(n as i32);
             Ok(())
@@ -134,11 +162,17 @@ pub fn install(lua: &Lua) -> mlua::Result<Env> {
     let raw_redis = redis;
     let redis: Table = g.raw_get("redis")?;
     let load_redis: Table = readonly.call(load_redis)?;
+    let load_redis: Table = lua.load(LOADING).set_name("=keel").call(load_redis)?;
+    let function_redis: Table = lua
+        .load(FUNCTION_API)
+        .set_name("=keel")
+        .call((raw_redis.clone(), readonly))?;
     Ok(Env {
         env,
         redis,
         raw_redis,
         load_redis,
+        function_redis,
     })
 }
 
@@ -149,8 +183,31 @@ pub struct Env {
     /// run binds `call` and `pcall`.
     pub redis: Table,
     pub raw_redis: Table,
+    /// The globals a library sees while it loads: its `redis` table and
+    /// nothing else, as in Redis.
     pub load_redis: Table,
+    /// The `redis` table of a running function: EVAL's without what only
+    /// EVAL has (`breakpoint`, `replicate_commands`, `debug`).
+    pub function_redis: Table,
 }
+
+/// The `redis` table functions run with, a read-only view that hides EVAL's own.
+const FUNCTION_API: &str = r##"
+local raw, readonly = ...
+local eval_only = {breakpoint = true, replicate_commands = true, debug = true}
+return readonly(setmetatable({}, {__index = function(_, k)
+  if eval_only[k] then return nil end
+  return raw[k]
+end, __metatable = false}))
+"##;
+
+/// The globals of a library being loaded, around its narrow `redis` table.
+const LOADING: &str = r##"
+local api = ...
+return setmetatable({redis = api}, {__index = function(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end, __metatable = false})
+"##;
 
 /// Makes the environment read-only: writes fail, reads of missing globals
 /// fail, library tables are read-only views, `_G` is the environment itself,
@@ -190,6 +247,14 @@ end, __metatable = false})
 return env, readonly
 "##;
 
+/// What `redis.error_reply` and `redis.status_reply` give for bad arguments:
+/// not a raised error but an error reply the script may return.
+fn bad_arguments(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("err", "ERR wrong number or type of arguments")?;
+    Ok(t)
+}
+
 fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set(
@@ -199,7 +264,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
                 let s = s.as_bytes();
                 error_table(lua, &s)
             }
-            _ => fail("wrong number or type of arguments"),
+            _ => bad_arguments(lua),
         })?,
     )?;
     t.raw_set(
@@ -210,7 +275,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
                 t.raw_set("ok", s.clone())?;
                 Ok(t)
             }
-            _ => fail("wrong number or type of arguments"),
+            _ => bad_arguments(lua),
         })?,
     )?;
     t.raw_set(
@@ -221,7 +286,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
             }
             let data = match &v[0] {
                 Value::String(s) => s.as_bytes().to_vec(),
-                Value::Integer(n) => n.to_string().into_bytes(),
+                Value::Integer(n) => convert::number_text(*n as f64).into_bytes(),
                 Value::Number(n) => convert::number_text(*n).into_bytes(),
                 _ => Vec::new(),
             };
@@ -244,7 +309,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
                 return fail("redis.setresp() requires one argument.");
             }
             let n = match &v[0] {
-                Value::Integer(n) => *n as i64,
+                Value::Integer(n) => *n,
                 Value::Number(n) => *n as i64,
                 _ => 0,
             };
@@ -270,7 +335,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
         "set_repl",
         lua.create_function(|_, v: Variadic<Value>| {
             if v.len() != 1 {
-                return fail("redis.set_repl() requires one argument.");
+                return fail("redis.set_repl() requires two arguments.");
             }
             match &v[0] {
                 Value::Integer(n) if (0..=3).contains(n) => Ok(()),
@@ -364,7 +429,7 @@ fn log(_: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
         return fail("redis.log() requires two arguments or more.");
     }
     let level = match &v[0] {
-        Value::Integer(n) => *n as i64,
+        Value::Integer(n) => *n,
         Value::Number(n) => *n as i64,
         _ => return fail("First argument must be a number (log level)."),
     };
@@ -402,12 +467,8 @@ fn load_table(lua: &Lua, full: &Table) -> mlua::Result<Table> {
         "LOG_VERBOSE",
         "LOG_NOTICE",
         "LOG_WARNING",
-        "setresp",
         "REDIS_VERSION",
         "REDIS_VERSION_NUM",
-        "sha1hex",
-        "error_reply",
-        "status_reply",
     ] {
         t.raw_set(k, full.raw_get::<Value>(k)?)?;
     }
@@ -424,12 +485,12 @@ end}"#,
     Ok(t)
 }
 
-fn register_function(_: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
+fn register_function(lua: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
     use keel_engine::scripting::{functions::valid_name, ScriptFlags};
     let (name, callback, flags, description) = match v.len() {
         1 => {
             let Value::Table(t) = &v[0] else {
-                return fail("ERR calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
+                return fail("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
             };
             let mut name = None;
             let mut callback = None;
@@ -437,24 +498,25 @@ fn register_function(_: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
             let mut description = None;
             for pair in t.pairs::<Value, Value>() {
                 let (k, val) = pair?;
-                let key = match &k {
-                    Value::String(s) => s.to_string_lossy(),
-                    _ => return fail(
-                        "ERR named argument key given to redis.register_function is not a string",
-                    ),
-                };
+                let key =
+                    match &k {
+                        Value::String(s) => s.to_string_lossy(),
+                        _ => return fail(
+                            "named argument key given to redis.register_function is not a string",
+                        ),
+                    };
                 match key.as_str() {
-                    "function_name" => match val {
-                        Value::String(s) => name = Some(s.to_string_lossy()),
-                        _ => return fail("ERR function_name argument given to redis.register_function must be a string"),
+                    "function_name" => match string_of(lua, val) {
+                        Some(s) => name = Some(s),
+                        None => return fail("function_name argument given to redis.register_function must be a string"),
                     },
-                    "description" => match val {
-                        Value::String(s) => description = Some(s.to_string_lossy()),
-                        _ => return fail("ERR description argument given to redis.register_function must be a string"),
+                    "description" => match string_of(lua, val) {
+                        Some(s) => description = Some(s),
+                        None => return fail("description argument given to redis.register_function must be a string"),
                     },
                     "callback" => match val {
                         Value::Function(f) => callback = Some(f),
-                        _ => return fail("ERR callback argument given to redis.register_function must be a function"),
+                        _ => return fail("callback argument given to redis.register_function must be a function"),
                     },
                     "flags" => match val {
                         Value::Table(ft) => {
@@ -466,44 +528,44 @@ fn register_function(_: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
                                 };
                                 match parsed {
                                     Some(p) => flags.insert(p),
-                                    None => return fail("ERR unknown flag given"),
+                                    None => return fail("unknown flag given"),
                                 }
                             }
                         }
-                        _ => return fail("ERR flags argument to redis.register_function must be a table representing function flags"),
+                        _ => return fail("flags argument to redis.register_function must be a table representing function flags"),
                     },
-                    _ => return fail("ERR unknown argument given to redis.register_function"),
+                    _ => return fail("unknown argument given to redis.register_function"),
                 }
             }
             let Some(name) = name else {
-                return fail("ERR redis.register_function must get a function name argument");
+                return fail("redis.register_function must get a function name argument");
             };
             let Some(callback) = callback else {
-                return fail("ERR redis.register_function must get a callback argument");
+                return fail("redis.register_function must get a callback argument");
             };
             (name, callback, flags, description)
         }
         2 => {
-            let Value::String(n) = &v[0] else {
-                return fail("ERR first argument to redis.register_function must be a string");
+            let Some(n) = string_of(lua, v[0].clone()) else {
+                return fail("first argument to redis.register_function must be a string");
             };
             let Value::Function(f) = &v[1] else {
-                return fail("ERR second argument to redis.register_function must be a function");
+                return fail("second argument to redis.register_function must be a function");
             };
-            (n.to_string_lossy(), f.clone(), ScriptFlags::default(), None)
+            (n, f.clone(), ScriptFlags::default(), None)
         }
-        _ => return fail("ERR wrong number of arguments to redis.register_function"),
+        _ => return fail("wrong number of arguments to redis.register_function"),
     };
     if !valid_name(name.as_bytes()) {
-        return fail("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long");
+        return fail("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long");
     }
     REGISTERING.with(|r| {
         let mut r = r.borrow_mut();
         let Some(list) = r.as_mut() else {
-            return fail("ERR redis.register_function can only be called on FUNCTION LOAD command");
+            return fail("redis.register_function can only be called on FUNCTION LOAD command");
         };
-        if list.iter().any(|f| f.name == name) {
-            return fail(format!("ERR Function {name} already exists"));
+        if list.iter().any(|f| f.name.eq_ignore_ascii_case(&name)) {
+            return fail("Function already exists in the library");
         }
         list.push(Registered {
             name,
@@ -515,16 +577,35 @@ fn register_function(_: &Lua, v: Variadic<Value>) -> mlua::Result<()> {
     })
 }
 
+/// A string argument as Lua's C API takes one: numbers count, written as Lua
+/// writes them.
+fn string_of(lua: &Lua, v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.to_string_lossy()),
+        Value::Integer(_) | Value::Number(_) => lua
+            .coerce_string(v)
+            .ok()
+            .flatten()
+            .map(|s| s.to_string_lossy()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn rand48_matches_the_c_library() {
-        // srand48(0); lrand48() gives 366850414, 1610402318, ... in glibc.
-        set_seed(0);
-        assert_eq!(next_rand(), 366_850_414);
-        assert_eq!(next_rand(), 1_610_402_240);
+        // srand48(0); lrand48() gives 366850414, 1610402240, ... in glibc.
+        let x = step(0x330E);
+        assert_eq!(x >> 17, 366_850_414);
+        assert_eq!(step(x) >> 17, 1_610_402_240);
+        // From the default state, the first math.random(100) of a fresh
+        // Redis 7.0.15 is 40.
+        let r =
+            ((step(RAND48_START) >> 17) as i64 % i64::from(i32::MAX)) as f64 / f64::from(i32::MAX);
+        assert_eq!((r * 100.0).floor() + 1.0, 40.0);
     }
 
     #[test]

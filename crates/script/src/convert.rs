@@ -115,7 +115,9 @@ pub fn frame_to_lua(lua: &Lua, frame: Frame, resp: Protocol) -> mlua::Result<Val
 }
 
 fn array(lua: &Lua, items: Vec<Frame>, resp: Protocol) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    // No preallocated array part: with a nil inside (a RESP3 null), `#t` must
+    // find the same border Redis's table does, which grows one slot at a time.
+    let t = lua.create_table()?;
     for (i, f) in items.into_iter().enumerate() {
         t.raw_set(i + 1, frame_to_lua(lua, f, resp)?)?;
     }
@@ -144,10 +146,22 @@ fn to_frame(value: &Value, resp: Protocol, depth: usize) -> Frame {
                 Frame::Null
             }
         }
-        Value::Integer(n) => Frame::Integer(*n as i64),
-        Value::Number(n) => Frame::Integer(*n as i64),
+        Value::Integer(n) => Frame::Integer(*n),
+        Value::Number(n) => Frame::Integer(integer_of(*n)),
         Value::Table(t) => table_to_frame(t, resp, depth),
         _ => Frame::Null,
+    }
+}
+
+/// A Lua number as the integer Redis replies with: C's cast to long long,
+/// which on x86-64 truncates, and gives the minimum for NaN and anything out
+/// of range (Rust's `as` would saturate instead).
+fn integer_of(n: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if n.is_nan() || !(-LIMIT..LIMIT).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
     }
 }
 
@@ -220,7 +234,8 @@ fn table_to_frame(t: &Table, resp: Protocol, depth: usize) -> Frame {
 pub fn lua_to_arg(v: &Value) -> Option<Bytes> {
     match v {
         Value::String(s) => Some(bytes_of(s)),
-        Value::Integer(n) => Some(Bytes::from(n.to_string())),
+        // Lua 5.1 has only doubles; mlua hands integral ones over as Integer.
+        Value::Integer(n) => Some(Bytes::from(number_text(*n as f64))),
         Value::Number(n) => Some(Bytes::from(number_text(*n))),
         _ => None,
     }
@@ -228,6 +243,9 @@ pub fn lua_to_arg(v: &Value) -> Option<Bytes> {
 
 /// A Lua number as `%.17g` writes it, which is how Redis passes numbers on.
 pub fn number_text(n: f64) -> String {
+    if n == 0.0 && n.is_sign_negative() {
+        return "-0".into();
+    }
     if n.fract() == 0.0 && n.abs() < 1e17 {
         return format!("{}", n as i64);
     }
@@ -277,6 +295,40 @@ mod tests {
         assert_eq!(number_text(0.1), "0.10000000000000001");
         assert_eq!(number_text(1e300), "1.0000000000000001e+300");
         assert_eq!(number_text(f64::INFINITY), "inf");
+        assert_eq!(number_text(-0.0), "-0");
+        assert_eq!(number_text(1e17), "1e+17");
+        assert_eq!(number_text(123456789012345678.0), "1.2345678901234568e+17");
+        assert_eq!(number_text(1e16), "10000000000000000");
+    }
+
+    #[test]
+    fn numbers_out_of_range_reply_as_the_minimum() {
+        let lua = Lua::new();
+        for (code, want) in [
+            ("return 1e20", i64::MIN),
+            ("return -1e20", i64::MIN),
+            ("return 0/0", i64::MIN),
+            ("return -9223372036854775808", i64::MIN),
+            ("return 9007199254740993", 9_007_199_254_740_992),
+            ("return -3.99", -3),
+        ] {
+            let v: Value = lua.load(code).eval().unwrap();
+            assert_eq!(
+                lua_to_frame(&v, Protocol::Resp2),
+                Frame::Integer(want),
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn resp3_nulls_leave_holes_like_redis() {
+        let lua = Lua::new();
+        let frame = Frame::Array(vec![Frame::bulk("a"), Frame::Null, Frame::bulk("b")]);
+        let v = frame_to_lua(&lua, frame, Protocol::Resp3).unwrap();
+        lua.globals().set("t", v).unwrap();
+        let n: i64 = lua.load("return #t").eval().unwrap();
+        assert_eq!(n, 1);
     }
 
     #[test]

@@ -28,7 +28,13 @@ thread_local! {
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
     /// The script running on this thread, for the instruction hook.
     static RUNNING: RefCell<Option<Arc<Running>>> = const { RefCell::new(None) };
+    /// When the library loading on this thread must stop (FUNCTION LOAD).
+    static LOAD_DEADLINE: std::cell::Cell<Option<std::time::Instant>> =
+        const { std::cell::Cell::new(None) };
 }
+
+/// How long a library's top-level code may run while it loads, as in Redis.
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 struct Vm {
     lua: Lua,
@@ -36,6 +42,7 @@ struct Vm {
     globals: Table,
     redis: Table,
     load_redis: Table,
+    function_redis: Table,
     /// `run(f, handler, ...)`: xpcall of `f(...)`.
     runner: Function,
     handler: Function,
@@ -98,6 +105,12 @@ fn new_vm() -> mlua::Result<Vm> {
                     "{}{msg}",
                     api::STOP_MARK
                 ))),
+                None if LOAD_DEADLINE
+                    .with(|d| d.get())
+                    .is_some_and(|d| std::time::Instant::now() >= d) =>
+                {
+                    Err(mlua::Error::RuntimeError("FUNCTION LOAD timeout".into()))
+                }
                 _ => Ok(VmState::Continue),
             }
         },
@@ -118,6 +131,7 @@ fn new_vm() -> mlua::Result<Vm> {
         env: env.env,
         redis: env.redis,
         load_redis: env.load_redis,
+        function_redis: env.function_redis,
         runner,
         handler,
         lua,
@@ -152,12 +166,12 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
     let t = match err {
         Value::Table(t) => t,
         other => {
+            // What Lua's tostring gives: numbers as %.14g, booleans by name.
             let text = match &other {
                 Value::String(s) => format!("ERR {}", s.to_string_lossy()),
                 Value::Nil => "ERR nil".to_string(),
+                Value::Boolean(b) => format!("ERR {b}"),
                 Value::Error(e) => api::raised_text(e),
-                Value::Number(n) => format!("ERR {}", convert::number_text(*n)),
-                Value::Integer(n) => format!("ERR {n}"),
                 _ => format!(
                     "ERR {}",
                     lua.coerce_string(other.clone())?
@@ -235,7 +249,6 @@ impl Vm {
         args: Option<MultiValue>,
         script_name: impl Fn() -> String,
     ) -> Frame {
-        api::seed_random();
         RESP.with(|r| r.set(Protocol::Resp2));
         RUNNING.with(|r| *r.borrow_mut() = Some(run.running().clone()));
         let bound = crate::current::bind(run);
@@ -466,7 +479,18 @@ impl ScriptHost for LuaHost {
                 Ok(m)
             })();
             match call_args {
-                Ok(a) => vm.call(run, &f, Some(a), || function.to_string()),
+                Ok(a) => {
+                    // Functions get keys and arguments as parameters; KEYS and
+                    // ARGV are EVAL's alone.
+                    let _ = vm.globals.raw_set("KEYS", Value::Nil);
+                    let _ = vm.globals.raw_set("ARGV", Value::Nil);
+                    let _ = vm.globals.raw_set("redis", vm.function_redis.clone());
+                    let reply = vm.call(run, &f, Some(a), || function.to_string());
+                    let _ = vm.globals.raw_set("redis", vm.redis.clone());
+                    let _ = vm.globals.raw_set("KEYS", vm.keys.clone());
+                    let _ = vm.globals.raw_set("ARGV", vm.argv.clone());
+                    reply
+                }
                 Err(e) => Frame::error(format!("ERR {e}")),
             }
         });
@@ -489,10 +513,18 @@ fn load_into(vm: &mut Vm, _meta: &LibraryMeta, code: &[u8]) -> Result<Vec<Regist
         .compile(code, "@user_function")
         .map_err(|m| format!("Error compiling function: {m}"))?;
     REGISTERING.with(|r| *r.borrow_mut() = Some(Vec::new()));
-    let _ = vm.globals.raw_set("redis", vm.load_redis.clone());
+    // While it loads, the library's globals are its `redis` table alone.
+    let env_meta = vm.env.metatable();
+    if let Some(mt) = &env_meta {
+        let _ = mt.raw_set("__index", vm.load_redis.clone());
+    }
+    LOAD_DEADLINE.with(|d| d.set(Some(std::time::Instant::now() + LOAD_TIMEOUT)));
     let out: mlua::Result<MultiValue> =
         limited(&vm.lua, || vm.runner.call((f, vm.handler.clone())));
-    let _ = vm.globals.raw_set("redis", vm.redis.clone());
+    LOAD_DEADLINE.with(|d| d.set(None));
+    if let Some(mt) = &env_meta {
+        let _ = mt.raw_set("__index", vm.globals.clone());
+    }
     let registered = REGISTERING
         .with(|r| r.borrow_mut().take())
         .unwrap_or_default();

@@ -129,7 +129,8 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
         (Flags::ADMIN, "@admin"),
         (Flags::ADMIN, "@dangerous"),
     ] {
-        if f.contains(flag) {
+        // As in Redis, a read-only scripting command (EVAL_RO) is not @read.
+        if f.contains(flag) && !(cat == "@read" && spec.group == Group::Scripting) {
             cats.push(cat);
         }
     }
@@ -528,23 +529,29 @@ fn keys_of(
         return Err(CmdError::err("The command has no key arguments"));
     }
     let invalid_args = || CmdError::err("Invalid arguments specified for command");
+    // A command whose keys are optional (EVAL, FCALL) has none rather than bad ones.
+    let no_keys =
+        |spec: &'static CommandSpec| -> Result<(&'static CommandSpec, Vec<usize>), CmdError> {
+            if spec.flags.contains(Flags::NO_MANDATORY_KEYS) {
+                Ok((spec, Vec::new()))
+            } else {
+                Err(invalid_args())
+            }
+        };
     if let Keys::NumKeys { numkeys, .. } = spec.keys {
         // Positions would silently stop at the end of argv; a count that runs
         // past it is an error here, as in Redis.
         let idx = usize::try_from(numkeys).map_err(|_| invalid_args())?;
-        let n = argv
-            .get(idx)
-            .and_then(|a| keel_store::num::parse_i64(a))
-            .ok_or_else(invalid_args)?;
+        let n = argv.get(idx).and_then(|a| keel_store::num::parse_i64(a));
         let available = argv.len().saturating_sub(idx + 1) as i64;
-        if n < 0 || n > available {
-            return Err(invalid_args());
+        if !n.is_some_and(|n| (0..=available).contains(&n)) {
+            return no_keys(spec);
         }
     }
     let mut pos = Vec::new();
     spec.keys.positions(argv, &mut pos);
     if pos.is_empty() {
-        return Err(invalid_args());
+        return no_keys(spec);
     }
     Ok((spec, pos))
 }

@@ -119,9 +119,16 @@ fn host(engine: &Engine) -> Result<&dyn ScriptHost, CmdError> {
     }
 }
 
-/// `numkeys key... arg...` after the script or function name.
-fn keys_and_args(args: &mut Args<'_>) -> Result<(Vec<Bytes>, Vec<Bytes>), CmdError> {
-    let n = args.next_i64()?;
+/// `numkeys key... arg...` after the script or function name; `not_a_number`
+/// replaces the usual integer error (FCALL has its own).
+fn keys_and_args(
+    args: &mut Args<'_>,
+    not_a_number: Option<&'static str>,
+) -> Result<(Vec<Bytes>, Vec<Bytes>), CmdError> {
+    let n = match not_a_number {
+        Some(text) => args.next_i64().map_err(|_| CmdError::err(text))?,
+        None => args.next_i64()?,
+    };
     let rest = args.rest();
     if n < 0 {
         return Err(CmdError::err("Number of keys can't be negative"));
@@ -161,7 +168,7 @@ fn eval_generic(
     ro: bool,
 ) -> Result<Frame, CmdError> {
     let first = args.next_arg()?;
-    let (keys, argv) = keys_and_args(args)?;
+    let (keys, argv) = keys_and_args(args, None)?;
     let host = host(ctx.engine)?;
     let (sha, body) = if by_sha {
         let sha = parse_sha(first).ok_or_else(|| CmdError::msg(NOSCRIPT_TEXT))?;
@@ -201,7 +208,7 @@ fn fcall_ro(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
 
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Frame, CmdError> {
     let name = args.next_arg()?;
-    let (keys, argv) = keys_and_args(args)?;
+    let (keys, argv) = keys_and_args(args, Some("Bad number of keys provided"))?;
     let host = host(ctx.engine)?;
     let name = String::from_utf8_lossy(name).into_owned();
     let lib = ctx
@@ -210,9 +217,11 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
         .functions
         .read()
         .functions
-        .get(&name)
+        .get(&name.to_ascii_lowercase())
         .cloned()
         .ok_or_else(|| CmdError::err("Function not found"))?;
+    // From here on, the function is called by the name it was registered with.
+    let name = lib.function(&name).map_or(name, |f| f.name.clone());
     let no_writes = lib
         .function(&name)
         .is_some_and(|f| f.flags.contains(ScriptFlags::NO_WRITES));
@@ -486,7 +495,7 @@ fn kill(ctx: &mut Ctx<'_>, eval: bool) -> Result<Frame, CmdError> {
         ));
     }
     if r.is_eval != eval {
-        // SCRIPT KILL cannot stop a function, nor FUNCTION KILL a script.
+        // The other KILL: the busy reply that names the right one.
         return Err(CmdError::msg(ctx.engine.scripting.busy.refusal()));
     }
     for r in running.iter().filter(|r| r.is_eval == eval) {
@@ -746,14 +755,16 @@ fn function_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     let mut pattern: Option<Bytes> = None;
     let mut with_code = false;
     while let Some(a) = args.next_opt() {
+        // A repeated option is an unknown argument, named as the client wrote it.
+        let repeated = || CmdError::err(format!("Unknown argument {}", String::from_utf8_lossy(a)));
         if is(a, "WITHCODE") {
             if with_code {
-                return Err(CmdError::err("Unknown argument withcode"));
+                return Err(repeated());
             }
             with_code = true;
         } else if is(a, "LIBRARYNAME") {
             if pattern.is_some() {
-                return Err(CmdError::err("Unknown argument libraryname"));
+                return Err(repeated());
             }
             let Some(p) = args.next_opt() else {
                 return Err(CmdError::err("library name argument was not given"));
@@ -770,7 +781,8 @@ fn function_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     let mut out = Vec::new();
     for lib in reg.libraries.values() {
         if let Some(p) = &pattern {
-            if !keel_store::glob::glob_match(p, lib.name.as_bytes(), false) {
+            // Redis matches library names without regard to case.
+            if !keel_store::glob::glob_match(p, lib.name.as_bytes(), true) {
                 continue;
             }
         }
@@ -786,7 +798,8 @@ fn function_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
                     ),
                     (
                         bulk_str("flags"),
-                        Frame::Set(f.flags.names().into_iter().map(bulk_str).collect()),
+                        // Status strings, as Redis sends them.
+                        Frame::Set(f.flags.names().into_iter().map(Frame::simple).collect()),
                     ),
                 ])
             })

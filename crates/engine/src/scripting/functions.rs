@@ -90,12 +90,17 @@ impl Library {
         }
     }
 
+    /// A function by name, which ignores case as Redis's names do.
     pub fn function(&self, name: &str) -> Option<&FunctionInfo> {
-        self.functions.iter().find(|f| f.name == name)
+        self.functions
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
     }
 }
 
-/// Every library, and every function by name.
+/// Every library, and every function by name. Function names ignore case
+/// (Redis keeps them in a case-insensitive table): `functions` is keyed by
+/// the lowercase name; library names are exact.
 #[derive(Default, Clone)]
 pub struct Registry {
     pub libraries: BTreeMap<String, Arc<Library>>,
@@ -111,7 +116,7 @@ impl Registry {
             return Err(format!("Library '{}' already exists", lib.name));
         }
         for f in &lib.functions {
-            if let Some(owner) = self.functions.get(&f.name) {
+            if let Some(owner) = self.functions.get(&f.name.to_ascii_lowercase()) {
                 if owner.name != lib.name {
                     return Err(format!("Function {} already exists", f.name));
                 }
@@ -122,7 +127,8 @@ impl Registry {
         }
         let lib = Arc::new(lib);
         for f in &lib.functions {
-            self.functions.insert(f.name.clone(), lib.clone());
+            self.functions
+                .insert(f.name.to_ascii_lowercase(), lib.clone());
         }
         self.libraries.insert(lib.name.clone(), lib);
         Ok(())
@@ -131,7 +137,7 @@ impl Registry {
     pub fn remove(&mut self, name: &str) -> Option<Arc<Library>> {
         let lib = self.libraries.remove(name)?;
         for f in &lib.functions {
-            self.functions.remove(&f.name);
+            self.functions.remove(&f.name.to_ascii_lowercase());
         }
         Some(lib)
     }
@@ -146,30 +152,37 @@ pub fn valid_name(name: &[u8]) -> bool {
     !name.is_empty() && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-/// The header of a library: `#!<engine> name=<name>`. Errors are Redis's.
-pub fn parse_library_header(code: &[u8]) -> Result<LibraryMeta, &'static str> {
+/// The header of a library: `#!<engine> name=<name>`, ended by a newline.
+/// Errors are Redis's, checked in its order: the values, the name, then the
+/// engine.
+pub fn parse_library_header(code: &[u8]) -> Result<LibraryMeta, String> {
     if !code.starts_with(b"#!") {
-        return Err("Missing library metadata");
+        return Err("Missing library metadata".into());
     }
-    let line = code.split(|&c| c == b'\n').next().unwrap_or_default();
-    let line = std::str::from_utf8(&line[2..]).map_err(|_| "Invalid library metadata")?;
+    let Some(end) = code.iter().position(|&c| c == b'\n') else {
+        return Err("Invalid library metadata".into());
+    };
+    let line = String::from_utf8_lossy(&code[..end]);
     let mut parts = line.split_ascii_whitespace();
-    let engine = parts.next().ok_or("Invalid library metadata")?;
+    let engine = parts.next().unwrap_or("#!")[2..].to_string();
     let mut name = None;
     for p in parts {
         match p.strip_prefix("name=") {
-            Some(n) if name.is_none() => name = Some(n),
-            _ => return Err("Invalid library metadata"),
+            Some(_) if name.is_some() => {
+                return Err("Invalid metadata value, name argument was given multiple times".into())
+            }
+            Some(n) => name = Some(n.to_string()),
+            None => return Err(format!("Invalid metadata value given: {p}")),
         }
     }
-    let name = name.ok_or("Invalid library metadata")?;
-    if !valid_name(name.as_bytes()) || !engine.eq_ignore_ascii_case("lua") {
-        return Err("Invalid library metadata");
+    let name = name.ok_or("Library name was not given")?;
+    if !valid_name(name.as_bytes()) {
+        return Err("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
     }
-    Ok(LibraryMeta {
-        engine: engine.to_string(),
-        name: name.to_string(),
-    })
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("Engine '{engine}' not found"));
+    }
+    Ok(LibraryMeta { engine, name })
 }
 
 /// The `#!lua [flags=a,b]` line an EVAL body may start with: its flags, or
@@ -178,19 +191,22 @@ pub fn parse_eval_shebang(body: &[u8]) -> Result<Option<ScriptFlags>, String> {
     if !body.starts_with(b"#!") {
         return Ok(None);
     }
-    let line = body.split(|&c| c == b'\n').next().unwrap_or_default();
-    let text = String::from_utf8_lossy(line);
-    let mut parts = text[2..].split(' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or("");
-    if engine != "lua" {
-        return Err(format!("Unexpected engine in script shebang: {text}"));
+    let Some(end) = body.iter().position(|&c| c == b'\n') else {
+        return Err("Invalid script shebang".into());
+    };
+    let text = String::from_utf8_lossy(&body[..end]);
+    let mut parts = text.split_ascii_whitespace();
+    let engine = parts.next().unwrap_or("#!");
+    if engine != "#!lua" {
+        return Err(format!("Unexpected engine in script shebang: {engine}"));
     }
     let mut flags = ScriptFlags::default();
     for p in parts {
         let Some(list) = p.strip_prefix("flags=") else {
             return Err(format!("Unknown lua shebang option: {p}"));
         };
-        for f in list.split(',').filter(|f| !f.is_empty()) {
+        // `flags=` alone is no flags; an empty one between commas is an error.
+        for f in list.split(',').filter(|_| !list.is_empty()) {
             match ScriptFlags::parse(f.as_bytes()) {
                 Some(flag) => flags.insert(flag),
                 None => return Err(format!("Unexpected flag in script shebang: {f}")),
@@ -208,18 +224,25 @@ mod tests {
     fn library_headers() {
         let m = parse_library_header(b"#!lua name=mylib\nreturn 1").unwrap();
         assert_eq!(m.name, "mylib");
+        let err = |code: &[u8]| parse_library_header(code).unwrap_err();
+        assert_eq!(err(b"return 1"), "Missing library metadata");
+        assert_eq!(err(b"#!lua name=a"), "Invalid library metadata");
+        assert_eq!(err(b"#!lua\n"), "Library name was not given");
         assert_eq!(
-            parse_library_header(b"return 1"),
-            Err("Missing library metadata")
+            err(b"#!lua name=a-b\n"),
+            "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
         );
-        for bad in [
-            &b"#!lua"[..],
-            b"#!lua name=a-b",
-            b"#!lua name=a foo=bar",
-            b"#!foo name=a",
-        ] {
-            assert_eq!(parse_library_header(bad), Err("Invalid library metadata"));
-        }
+        assert_eq!(
+            err(b"#!lua name=a foo=bar\n"),
+            "Invalid metadata value given: foo=bar"
+        );
+        assert_eq!(
+            err(b"#!lua name=a name=b\n"),
+            "Invalid metadata value, name argument was given multiple times"
+        );
+        assert_eq!(err(b"#!foo name=a\n"), "Engine 'foo' not found");
+        assert_eq!(err(b"#! name=a\n"), "Engine '' not found");
+        assert_eq!(parse_library_header(b"#!LUA  name=a \n").unwrap().name, "a");
     }
 
     #[test]
@@ -244,6 +267,18 @@ mod tests {
         assert_eq!(
             parse_eval_shebang(b"#!lua flags=bogus\n"),
             Err("Unexpected flag in script shebang: bogus".into())
+        );
+        assert_eq!(
+            parse_eval_shebang(b"#!lua"),
+            Err("Invalid script shebang".into())
+        );
+        assert_eq!(
+            parse_eval_shebang(b"#!lua flags=no-writes,,allow-oom\n"),
+            Err("Unexpected flag in script shebang: ".into())
+        );
+        assert_eq!(
+            parse_eval_shebang(b"#!lua flags=\r\n"),
+            Ok(Some(ScriptFlags::default()))
         );
     }
 

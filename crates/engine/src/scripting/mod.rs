@@ -112,7 +112,7 @@ impl Busy {
 
     /// The -BUSY text for other clients: it names the KILL command that fits.
     pub fn refusal(&self) -> &'static str {
-        let eval = self.list.lock().first().map_or(true, |r| r.is_eval);
+        let eval = self.list.lock().first().is_none_or(|r| r.is_eval);
         if eval {
             "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
         } else {
