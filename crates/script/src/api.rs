@@ -13,6 +13,10 @@ use mlua::{Function, Lua, MultiValue, Table, Value, Variadic};
 use std::cell::Cell;
 
 thread_local! {
+    /// Where the running script's effects go (`redis.set_repl`): bit 1 the
+    /// AOF, bit 2 replicas. Keel has no replicas; without the AOF bit the
+    /// commands the script runs are not logged.
+    pub static REPL: Cell<u8> = const { Cell::new(3) };
     /// The protocol of replies the running script receives (`redis.setresp`).
     pub static RESP: Cell<Protocol> = const { Cell::new(Protocol::Resp2) };
     /// Functions registered by the library being loaded on this thread.
@@ -337,9 +341,16 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
             if v.len() != 1 {
                 return fail("redis.set_repl() requires two arguments.");
             }
-            match &v[0] {
-                Value::Integer(n) if (0..=3).contains(n) => Ok(()),
-                Value::Number(n) if (0.0..=3.0).contains(n) => Ok(()),
+            let flags = match &v[0] {
+                Value::Integer(n) if (0..=3).contains(n) => *n as u8,
+                Value::Number(n) if (0.0..=3.0).contains(n) => *n as u8,
+                _ => 255,
+            };
+            match flags {
+                0..=3 => {
+                    REPL.with(|r| r.set(flags));
+                    Ok(())
+                }
                 _ => fail(
                     "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                 ),

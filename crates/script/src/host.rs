@@ -250,6 +250,7 @@ impl Vm {
         script_name: impl Fn() -> String,
     ) -> Frame {
         RESP.with(|r| r.set(Protocol::Resp2));
+        api::REPL.with(|r| r.set(3));
         RUNNING.with(|r| *r.borrow_mut() = Some(run.running().clone()));
         let bound = crate::current::bind(run);
         let result = (|| -> mlua::Result<(bool, Value)> {
@@ -343,6 +344,7 @@ fn redis_call(
     }
     let resp = RESP.with(|r| r.get());
     run.set_resp(resp);
+    run.set_logged(api::REPL.with(|r| r.get()) & 1 != 0);
     let reply = run.call(argv);
     let failed = reply.is_error();
     let v = convert::frame_to_lua(lua, reply, resp)?;

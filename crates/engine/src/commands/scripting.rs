@@ -280,6 +280,10 @@ fn run_script(
         ctx.guards = Guards::None;
         ctx.guards = Guards::Many(engine.lock_shards(&wanted));
     };
+    if engine.scripting.shutdown.load(Ordering::SeqCst) {
+        // SHUTDOWN NOSAVE stopped it: the server goes, with no reply.
+        ctx.session.handle.kill();
+    }
     if logging {
         let logged = ctx.effects.len() - effects_before - 1;
         if logged > 1 {
@@ -881,6 +885,15 @@ fn function_restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, Cmd
     }
     let policy = match args.rest() {
         [] => Policy::Append,
+        [_, _, ..] => {
+            let sub = args
+                .argv()
+                .get(1)
+                .map_or(String::new(), |a| String::from_utf8_lossy(a).into_owned());
+            return Err(CmdError::err(format!(
+                "unknown subcommand or wrong number of arguments for '{sub}'. Try FUNCTION HELP."
+            )));
+        }
         [p] if is(p, "FLUSH") => Policy::Flush,
         [p] if is(p, "APPEND") => Policy::Append,
         [p] if is(p, "REPLACE") => Policy::Replace,
@@ -903,8 +916,15 @@ fn function_restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, Cmd
         _ => reg.clone(),
     };
     for lib in built {
-        next.add(lib, policy == Policy::Replace)
-            .map_err(CmdError::err)?;
+        let name = lib.name.clone();
+        next.add(lib, policy == Policy::Replace).map_err(|e| {
+            // RESTORE names a clashing library without quotes.
+            if e.starts_with("Library ") {
+                CmdError::err(format!("Library {name} already exists"))
+            } else {
+                CmdError::err(e)
+            }
+        })?;
     }
     *reg = next;
     drop(reg);

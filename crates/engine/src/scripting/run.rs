@@ -75,6 +75,8 @@ pub struct ScriptRun<'c, 'a> {
     /// Shards it reached beyond those locked for it, for a run again.
     extra: Vec<usize>,
     resp: Protocol,
+    /// Whether the commands it runs are logged (`redis.set_repl`).
+    logged: bool,
     client_proto: Protocol,
     db: usize,
     running: Arc<Running>,
@@ -131,6 +133,7 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
             learn: false,
             extra: Vec::new(),
             resp: Protocol::Resp2,
+            logged: true,
             client_proto,
             db,
             running,
@@ -153,6 +156,11 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
 
     pub fn set_resp(&mut self, p: Protocol) {
         self.resp = p;
+    }
+
+    /// Log the commands it runs from now on, or not (`redis.set_repl`).
+    pub fn set_logged(&mut self, on: bool) {
+        self.logged = on;
     }
 
     /// The protocol of the client that called the script.
@@ -224,7 +232,11 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         let saved = self.ctx.session.proto;
         self.ctx.session.proto = self.resp;
         self.ctx.nested += 1;
+        let logged_before = self.ctx.effects.len();
         let reply = crate::exec::run(self.ctx, id, &argv);
+        if !self.logged {
+            self.ctx.effects.truncate(logged_before);
+        }
         self.ctx.nested -= 1;
         self.ctx.session.proto = saved;
         reply
