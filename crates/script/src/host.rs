@@ -50,7 +50,9 @@ struct Vm {
     keys: Table,
     argv: Table,
     generation: u64,
-    scripts: HashMap<Sha, Function>,
+    /// Compiled scripts, with this thread's own copy of each body (EVALSHA
+    /// then touches no state shared with other threads).
+    scripts: HashMap<Sha, (Function, Bytes)>,
     libraries: HashMap<u64, HashMap<String, Function>>,
     size: Arc<AtomicU64>,
 }
@@ -380,7 +382,7 @@ impl ScriptHost for LuaHost {
                     format!("ERR Error compiling script (new function): {m}").as_bytes(),
                 ))
             })?;
-            vm.scripts.insert(*sha, f);
+            vm.scripts.insert(*sha, (f, Bytes::copy_from_slice(body)));
             Ok(())
         })?
     }
@@ -398,7 +400,7 @@ impl ScriptHost for LuaHost {
         let r = with_vm(|vm| {
             vm.refresh(generation);
             let f = match vm.scripts.get(sha) {
-                Some(f) => f.clone(),
+                Some((f, _)) => f.clone(),
                 None => {
                     let f = match vm.compile(body, "@user_script") {
                         Ok(f) => f,
@@ -410,7 +412,8 @@ impl ScriptHost for LuaHost {
                         }
                     };
                     engine.scripting.remember(*sha, body.clone());
-                    vm.scripts.insert(*sha, f.clone());
+                    vm.scripts
+                        .insert(*sha, (f.clone(), Bytes::copy_from_slice(body)));
                     f
                 }
             };
@@ -497,6 +500,17 @@ impl ScriptHost for LuaHost {
             }
         });
         r.unwrap_or_else(|e| e)
+    }
+
+    fn cached_body(&self, sha: &Sha, generation: u64) -> Option<Bytes> {
+        VM.with(|cell| {
+            let vm = cell.try_borrow().ok()?;
+            let vm = vm.as_ref()?;
+            if vm.generation != generation {
+                return None;
+            }
+            vm.scripts.get(sha).map(|(_, b)| b.clone())
+        })
     }
 
     fn vm_memory(&self) -> u64 {

@@ -172,10 +172,10 @@ fn eval_generic(
     let host = host(ctx.engine)?;
     let (sha, body) = if by_sha {
         let sha = parse_sha(first).ok_or_else(|| CmdError::msg(NOSCRIPT_TEXT))?;
-        let body = ctx
-            .engine
-            .scripting
-            .script(&sha)
+        let sc = &ctx.engine.scripting;
+        let body = host
+            .cached_body(&sha, sc.generation())
+            .or_else(|| sc.script(&sha))
             .ok_or_else(|| CmdError::msg(NOSCRIPT_TEXT))?;
         (sha, body)
     } else {

@@ -51,6 +51,11 @@ pub trait ScriptHost: Send + Sync {
         keys: &[Bytes],
         args: &[Bytes],
     ) -> Frame;
+    /// The body of script `sha` if this thread's VM has it compiled for
+    /// `generation`: EVALSHA's lookup without touching shared state.
+    fn cached_body(&self, _sha: &Sha, _generation: u64) -> Option<Bytes> {
+        None
+    }
     /// Bytes the calling thread's VM holds (INFO `used_memory_lua`).
     fn vm_memory(&self) -> u64;
 }
