@@ -1,2 +1,575 @@
 //! Libraries Redis preloads into its Lua VM, written for Keel: `cjson`,
 //! `cmsgpack`, `bit` and `struct`.
+//!
+//! `open_all` installs the four global tables. Every library function is a
+//! Rust callback behind a two-line Lua trampoline: the callback answers either
+//! its results or a failure marker plus a message, and the trampoline raises
+//! that message with `error(msg, 0)`. Scripts therefore see plain string errors
+//! (as they do in Redis, where the C libraries call `luaL_error`), not mlua's
+//! wrapped Rust errors, and `pcall(cjson.decode, s)` yields the same string.
+//! The message carries what Lua's auxiliary library would add: the caller's
+//! position (`user_script:1: `) and, for argument errors, the name the caller
+//! used for the function (`bad argument #1 to 'band' (...)`).
+
+mod bit;
+mod cjson;
+mod cmsgpack;
+mod struct_;
+
+use mlua::{Function, Lua, MultiValue, Table, Value};
+
+/// Installs the global tables `cjson`, `cmsgpack`, `bit` and `struct`.
+pub fn open_all(lua: &Lua) -> mlua::Result<()> {
+    let lib = Installer::new(lua)?;
+    let globals = lua.globals();
+    globals.set("cjson", cjson::open(&lib)?)?;
+    globals.set("cmsgpack", cmsgpack::open(&lib)?)?;
+    globals.set("bit", bit::open(&lib)?)?;
+    globals.set("struct", struct_::open(&lib)?)?;
+    Ok(())
+}
+
+/// Why a library function failed; rendered the way `lauxlib` renders it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Fail {
+    /// `luaL_argerror`: `bad argument #N to 'NAME' (MSG)`.
+    Arg(i32, Vec<u8>),
+    /// `luaL_error`: the message after the caller's position.
+    Error(Vec<u8>),
+    /// `lua_error` with a bare message (no position), as the Lua core raises.
+    Raw(Vec<u8>),
+}
+
+impl Fail {
+    pub(crate) fn arg(n: i32, msg: impl Into<Vec<u8>>) -> Fail {
+        Fail::Arg(n, msg.into())
+    }
+    pub(crate) fn error(msg: impl Into<Vec<u8>>) -> Fail {
+        Fail::Error(msg.into())
+    }
+}
+
+pub(crate) type Answer<T> = Result<T, Fail>;
+
+/// Builds library functions: a Rust body wrapped in the raising trampoline.
+pub(crate) struct Installer<'lua> {
+    lua: &'lua Lua,
+    marker: Table,
+}
+
+impl<'lua> Installer<'lua> {
+    fn new(lua: &'lua Lua) -> mlua::Result<Installer<'lua>> {
+        Ok(Installer {
+            lua,
+            marker: lua.create_table()?,
+        })
+    }
+
+    pub(crate) fn lua(&self) -> &'lua Lua {
+        self.lua
+    }
+
+    /// A library function running `body` on its arguments.
+    pub(crate) fn function<F>(&self, body: F) -> mlua::Result<Function>
+    where
+        F: Fn(&Lua, Args) -> Answer<MultiValue> + 'static,
+    {
+        let marker = self.marker.clone();
+        let body = self.lua.create_function(move |lua, args: MultiValue| {
+            match body(lua, Args(args.into_vec())) {
+                Ok(values) => Ok(values),
+                Err(fail) => {
+                    let msg = render(lua, fail);
+                    Ok(MultiValue::from_vec(vec![
+                        Value::Table(marker.clone()),
+                        Value::String(lua.create_string(msg)?),
+                    ]))
+                }
+            }
+        })?;
+        raising::wrap(self.lua, body, self.marker.clone())
+    }
+}
+
+/// The trampoline is a C function, not a Lua one: a script's
+/// `return cjson.decode(s)` is a tail call, and a tail call into a Lua
+/// function would drop the script's frame, losing the position and the name
+/// Redis puts in the message. Calls into C functions keep the caller's frame.
+#[allow(unsafe_code)]
+mod raising {
+    use mlua::{ffi, Function, Lua, Table};
+    use std::os::raw::c_int;
+
+    pub(super) fn wrap(lua: &Lua, body: Function, marker: Table) -> mlua::Result<Function> {
+        // SAFETY: the closure only moves the two pushed arguments into the
+        // upvalues of a new C closure, which is left as the single result.
+        unsafe {
+            lua.exec_raw::<Function>((body, marker), |state| {
+                ffi::lua_pushcclosure(state, trampoline, 2);
+            })
+        }
+    }
+
+    /// Calls upvalue 1 (the body) with the arguments; when its first result
+    /// is upvalue 2 (the failure marker), raises the second as the error.
+    unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
+        // SAFETY: a C function called by Lua with its two upvalues set by
+        // `wrap`. No Rust value with a destructor is alive in this frame, so
+        // `lua_error`'s long jump (and one from the body) skips nothing.
+        unsafe {
+            let nargs = ffi::lua_gettop(state);
+            ffi::luaL_checkstack(state, 2, std::ptr::null());
+            ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+            ffi::lua_insert(state, 1);
+            ffi::lua_call(state, nargs, ffi::LUA_MULTRET);
+            let top = ffi::lua_gettop(state);
+            if top >= 2 && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(2)) != 0 {
+                ffi::lua_settop(state, 2);
+                return ffi::lua_error(state);
+            }
+            top
+        }
+    }
+}
+
+/// Adds what `luaL_argerror` and `luaL_where` add. Stack level 0 is the Rust
+/// body, 1 the trampoline (the function the script called), 2 the caller.
+fn render(lua: &Lua, fail: Fail) -> Vec<u8> {
+    let (mut n, extra) = match fail {
+        Fail::Raw(msg) => return msg,
+        Fail::Error(msg) => return [position(lua), msg].concat(),
+        Fail::Arg(n, extra) => (n, extra),
+    };
+    let (name, method) = match lua.inspect_stack(1) {
+        Some(frame) => {
+            let names = frame.names();
+            let name = names.name.map(|s| s.into_owned());
+            (name, names.name_what == Some("method"))
+        }
+        None => (None, false),
+    };
+    let mut out = position(lua);
+    if method {
+        n -= 1;
+        if n == 0 {
+            let name = name.unwrap_or_else(|| "?".to_string());
+            out.extend_from_slice(format!("calling '{name}' on bad self (").as_bytes());
+            out.extend_from_slice(&extra);
+            out.push(b')');
+            return out;
+        }
+    }
+    let name = name.unwrap_or_else(|| "?".to_string());
+    out.extend_from_slice(format!("bad argument #{n} to '{name}' (").as_bytes());
+    out.extend_from_slice(&extra);
+    out.push(b')');
+    out
+}
+
+/// `luaL_where(L, 1)` as seen from the function the script called.
+fn position(lua: &Lua) -> Vec<u8> {
+    match lua.inspect_stack(2) {
+        Some(frame) => {
+            let line = frame.curr_line();
+            if line > 0 {
+                let src = frame
+                    .source()
+                    .short_src
+                    .map(|s| s.into_owned())
+                    .unwrap_or_default();
+                format!("{src}:{line}: ").into_bytes()
+            } else {
+                Vec::new()
+            }
+        }
+        None => Vec::new(),
+    }
+}
+
+/// The arguments of one call, with `lauxlib`'s checks (1-based like Lua).
+pub(crate) struct Args(Vec<Value>);
+
+impl Args {
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The argument at `n`, or `None` when absent ("no value").
+    pub(crate) fn get(&self, n: usize) -> Option<&Value> {
+        self.0.get(n.wrapping_sub(1))
+    }
+
+    pub(crate) fn is_none_or_nil(&self, n: usize) -> bool {
+        matches!(self.get(n), None | Some(Value::Nil))
+    }
+
+    /// `luaL_checknumber`: a number, or a string Lua converts to one.
+    pub(crate) fn number(&self, n: usize) -> Answer<f64> {
+        match self.get(n).and_then(to_number) {
+            Some(x) => Ok(x),
+            None => Err(self.type_error(n, "number")),
+        }
+    }
+
+    /// `luaL_optnumber`-style: `None` for an absent or nil argument.
+    pub(crate) fn opt_number(&self, n: usize) -> Answer<Option<f64>> {
+        if self.is_none_or_nil(n) {
+            Ok(None)
+        } else {
+            self.number(n).map(Some)
+        }
+    }
+
+    /// `luaL_checkinteger`: the number truncated toward zero.
+    pub(crate) fn integer(&self, n: usize) -> Answer<i64> {
+        self.number(n).map(c_double_to_i64)
+    }
+
+    /// `luaL_optinteger`.
+    pub(crate) fn opt_integer(&self, n: usize, default: i64) -> Answer<i64> {
+        Ok(self.opt_number(n)?.map(c_double_to_i64).unwrap_or(default))
+    }
+
+    /// `luaL_checklstring`: a string, or a number converted as Lua does.
+    pub(crate) fn bytes(&self, n: usize) -> Answer<Vec<u8>> {
+        match self.get(n) {
+            Some(Value::String(s)) => Ok(s.as_bytes().to_vec()),
+            Some(Value::Number(x)) => Ok(number_to_string(*x).into_bytes()),
+            Some(Value::Integer(i)) => Ok(number_to_string(*i as f64).into_bytes()),
+            _ => Err(self.type_error(n, "string")),
+        }
+    }
+
+    /// `luaL_typerror`: "T expected, got U".
+    pub(crate) fn type_error(&self, n: usize, expected: &str) -> Fail {
+        let got = self.get(n).map_or("no value", type_name);
+        Fail::arg(n as i32, format!("{expected} expected, got {got}"))
+    }
+}
+
+/// `lua_typename` of a value.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Nil => "nil",
+        Value::Boolean(_) => "boolean",
+        Value::LightUserData(_) | Value::UserData(_) | Value::Error(_) => "userdata",
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Table(_) => "table",
+        Value::Function(_) => "function",
+        Value::Thread(_) => "thread",
+        _ => "userdata",
+    }
+}
+
+/// `lua_tonumber`: numbers, and strings that read as numbers.
+pub(crate) fn to_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(x) => Some(*x),
+        Value::Integer(i) => Some(*i as f64),
+        Value::String(s) => str_to_number(&s.as_bytes()),
+        _ => None,
+    }
+}
+
+/// Lua 5.1's `luaO_str2d`: C's `strtod` (which reads hexadecimal too), with
+/// only whitespace allowed after the number. Like C, it stops at a NUL byte.
+pub(crate) fn str_to_number(s: &[u8]) -> Option<f64> {
+    let s = s.split(|c| *c == 0).next().unwrap_or_default();
+    let (value, used) = strtod(s);
+    if used == 0 {
+        return None;
+    }
+    if s[used..].iter().all(|c| is_c_space(*c)) {
+        Some(value)
+    } else {
+        None
+    }
+}
+
+pub(crate) fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// C's `strtod` (glibc, "C" locale): the value and how many bytes it used
+/// (0 when no number starts `s`). Leading whitespace is skipped.
+pub(crate) fn strtod(s: &[u8]) -> (f64, usize) {
+    let mut i = 0;
+    while i < s.len() && is_c_space(s[i]) {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let signed = |x: f64| if neg { -x } else { x };
+    let rest = &s[i..];
+    let starts =
+        |word: &[u8]| rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word);
+    if starts(b"infinity") {
+        return (signed(f64::INFINITY), i + 8);
+    }
+    if starts(b"inf") {
+        return (signed(f64::INFINITY), i + 3);
+    }
+    if starts(b"nan") {
+        let mut end = i + 3;
+        if s.get(end) == Some(&b'(') {
+            let mut j = end + 1;
+            while j < s.len() && (s[j].is_ascii_alphanumeric() || s[j] == b'_') {
+                j += 1;
+            }
+            if s.get(j) == Some(&b')') {
+                end = j + 1;
+            }
+        }
+        return (signed(f64::NAN), end);
+    }
+    if rest.len() >= 2 && rest[0] == b'0' && (rest[1] | 0x20) == b'x' {
+        if let Some((v, used)) = hex_float(&rest[2..]) {
+            return (signed(v), i + 2 + used);
+        }
+        // "0x" with no hex digits reads as the number 0 (the "0").
+        return (signed(0.0), i + 1);
+    }
+    let mut j = i;
+    let mut digits = 0;
+    while j < s.len() && s[j].is_ascii_digit() {
+        j += 1;
+        digits += 1;
+    }
+    if j < s.len() && s[j] == b'.' {
+        j += 1;
+        while j < s.len() && s[j].is_ascii_digit() {
+            j += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return (0.0, 0);
+    }
+    if j < s.len() && (s[j] | 0x20) == b'e' {
+        let mut k = j + 1;
+        if k < s.len() && (s[k] == b'+' || s[k] == b'-') {
+            k += 1;
+        }
+        if k < s.len() && s[k].is_ascii_digit() {
+            while k < s.len() && s[k].is_ascii_digit() {
+                k += 1;
+            }
+            j = k;
+        }
+    }
+    let text = std::str::from_utf8(&s[i..j]).unwrap_or("0");
+    // Rust rejects a trailing or leading bare "." that C accepts ("1." / ".5").
+    let value = text
+        .parse::<f64>()
+        .or_else(|_| format!("{}0", text.replace(".e", ".0e").replace(".E", ".0E")).parse::<f64>())
+        .or_else(|_| {
+            text.replace(".e", ".0e")
+                .replace(".E", ".0E")
+                .parse::<f64>()
+        })
+        .unwrap_or(0.0);
+    (signed(value), j)
+}
+
+/// The digits after "0x" of a C hexadecimal float: value and bytes used.
+fn hex_float(s: &[u8]) -> Option<(f64, usize)> {
+    let mut mantissa: u64 = 0;
+    let mut exp: i64 = 0;
+    let mut sticky = false;
+    let mut digits = 0;
+    let mut j = 0;
+    let mut seen_dot = false;
+    loop {
+        match s.get(j) {
+            Some(b'.') if !seen_dot => seen_dot = true,
+            Some(c) if c.is_ascii_hexdigit() => {
+                let d = (*c as char).to_digit(16).unwrap_or(0) as u64;
+                digits += 1;
+                if mantissa >> 56 == 0 {
+                    mantissa = mantissa * 16 + d;
+                    if seen_dot {
+                        exp -= 4;
+                    }
+                } else {
+                    sticky |= d != 0;
+                    if !seen_dot {
+                        exp += 4;
+                    }
+                }
+            }
+            _ => break,
+        }
+        j += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if s.get(j).is_some_and(|c| (c | 0x20) == b'p') {
+        let mut k = j + 1;
+        let neg = match s.get(k) {
+            Some(b'-') => {
+                k += 1;
+                true
+            }
+            Some(b'+') => {
+                k += 1;
+                false
+            }
+            _ => false,
+        };
+        if s.get(k).is_some_and(u8::is_ascii_digit) {
+            let mut e: i64 = 0;
+            while let Some(c) = s.get(k).filter(|c| c.is_ascii_digit()) {
+                e = (e * 10 + (c - b'0') as i64).min(1 << 20);
+                k += 1;
+            }
+            exp += if neg { -e } else { e };
+            j = k;
+        }
+    }
+    if sticky {
+        mantissa |= 1;
+    }
+    let v = (mantissa as f64) * 2f64.powi(exp.clamp(-2000, 2000) as i32);
+    Some((v, j))
+}
+
+/// C's `(long)d` on x86-64: truncation, and `LONG_MIN` when out of range.
+pub(crate) fn c_double_to_i64(d: f64) -> i64 {
+    if d >= -9.223_372_036_854_775_808e18 && d < 9.223_372_036_854_775_808e18 {
+        d as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// C's `(int)d` on x86-64: truncation, and `INT_MIN` when out of range.
+pub(crate) fn c_double_to_i32(d: f64) -> i32 {
+    if d > -2_147_483_649.0 && d < 2_147_483_648.0 {
+        d as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// How Lua 5.1 writes a number (`tostring`, string coercion): `%.14g`.
+pub(crate) fn number_to_string(x: f64) -> String {
+    format_g(x, 14)
+}
+
+/// C's `printf("%.<precision>g", x)` as glibc writes it.
+pub(crate) fn format_g(x: f64, precision: usize) -> String {
+    if x.is_nan() {
+        return if x.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    let p = precision.max(1);
+    // Round to p significant digits first; the exponent of that decides the style.
+    let sci = format!("{:.*e}", p - 1, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= p as i32 {
+        let mantissa = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{:.*}", decimals, x)).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Pushes a count of `Value`s as the multiple results of a call.
+pub(crate) fn results(values: Vec<Value>) -> MultiValue {
+    MultiValue::from_vec(values)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Runs snippets in a fresh VM with the libraries and renders results the
+    //! way `redis-cli` would show them, so expectations read like Redis output.
+
+    use mlua::{Lua, Value};
+
+    pub(crate) fn vm() -> Lua {
+        let lua = Lua::new();
+        super::open_all(&lua).expect("open_all");
+        lua
+    }
+
+    /// Runs `code` as chunk `user_script` and renders its results, or the
+    /// error message Lua raised.
+    pub(crate) fn eval_in(lua: &Lua, code: &str) -> String {
+        let chunk = lua.load(code).set_name("@user_script");
+        match chunk.call::<mlua::MultiValue>(()) {
+            Ok(values) => values.iter().map(show).collect::<Vec<_>>().join(" "),
+            Err(e) => {
+                let text = error_text(&e);
+                let text = text.split("\nstack traceback:").next().unwrap_or_default();
+                format!("ERR {text}")
+            }
+        }
+    }
+
+    pub(crate) fn eval(code: &str) -> String {
+        eval_in(&vm(), code)
+    }
+
+    fn error_text(e: &mlua::Error) -> String {
+        match e {
+            mlua::Error::RuntimeError(msg) => msg.clone(),
+            mlua::Error::CallbackError { cause, .. } => error_text(cause),
+            other => other.to_string(),
+        }
+    }
+
+    /// A compact rendering: strings quoted with escapes, tables as
+    /// `{k=v,...}` with keys sorted, numbers with `%.17g`.
+    pub(crate) fn show(v: &Value) -> String {
+        match v {
+            Value::Nil => "nil".into(),
+            Value::Boolean(b) => b.to_string(),
+            Value::Integer(i) => i.to_string(),
+            Value::Number(x) if x.fract() == 0.0 && x.abs() < 1e20 => format!("{x:.0}"),
+            Value::Number(x) => super::format_g(*x, 17),
+            Value::String(s) => format!("{:?}", String::from_utf8_lossy(&s.as_bytes())),
+            Value::LightUserData(p) if p.0.is_null() => "null".into(),
+            Value::Table(t) => {
+                let mut items: Vec<(String, String)> = t
+                    .clone()
+                    .pairs::<Value, Value>()
+                    .filter_map(Result::ok)
+                    .map(|(k, v)| (show(&k), show(&v)))
+                    .collect();
+                items.sort();
+                let body: Vec<String> =
+                    items.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{{{}}}", body.join(","))
+            }
+            other => super::type_name(other).to_string(),
+        }
+    }
+}
