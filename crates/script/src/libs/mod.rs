@@ -74,9 +74,56 @@ impl<'lua> Installer<'lua> {
     where
         F: Fn(&Lua, Args) -> Answer<MultiValue> + 'static,
     {
+        self.build(false, move |lua, args: MultiValue| {
+            body(lua, Args(args.into_vec()))
+        })
+    }
+
+    /// Like `function`, for bodies that need numbers exactly as Lua holds
+    /// them: mlua hands a number within 2^-52 of 0 or ±1 over as that integer
+    /// (so -0.0 and 1e-300 would arrive as 0), which `cjson.encode` and
+    /// `cmsgpack.pack` must not see. The trampoline passes the arguments in a
+    /// table instead, and numbers are read back from it as `f64`. Results
+    /// travel back in a table too, which the trampoline spreads on its own
+    /// stack: mlua cannot return as many values from a callback as Lua allows
+    /// a C function (`cmsgpack.unpack` may answer 7999).
+    pub(crate) fn function_exact<F>(&self, body: F) -> mlua::Result<Function>
+    where
+        F: Fn(&Lua, Args) -> Answer<MultiValue> + 'static,
+    {
+        self.build(true, move |lua, (table, n): (Table, i64)| {
+            let mut values = Vec::with_capacity(n.clamp(0, 8000) as usize);
+            for i in 1..=n {
+                values.push(exact(
+                    &table,
+                    &Value::Number(i as f64),
+                    table.raw_get(i).unwrap_or(Value::Nil),
+                ));
+            }
+            body(lua, Args(values))
+        })
+    }
+
+    fn build<A, F>(&self, table_args: bool, body: F) -> mlua::Result<Function>
+    where
+        A: mlua::FromLuaMulti,
+        F: Fn(&Lua, A) -> Answer<MultiValue> + 'static,
+    {
         let marker = self.marker.clone();
-        let body = self.lua.create_function(move |lua, args: MultiValue| {
-            match body(lua, Args(args.into_vec())) {
+        let body = self
+            .lua
+            .create_function(move |lua, args: A| match body(lua, args) {
+                Ok(values) if table_args => {
+                    let n = values.len();
+                    let table = lua.create_table_with_capacity(n, 0)?;
+                    for (i, v) in values.into_iter().enumerate() {
+                        table.raw_set(i + 1, v)?;
+                    }
+                    Ok(MultiValue::from_vec(vec![
+                        Value::Table(table),
+                        Value::Number(n as f64),
+                    ]))
+                }
                 Ok(values) => Ok(values),
                 Err(fail) => {
                     let msg = render(lua, fail);
@@ -85,9 +132,20 @@ impl<'lua> Installer<'lua> {
                         Value::String(lua.create_string(msg)?),
                     ]))
                 }
-            }
-        })?;
-        raising::wrap(self.lua, body, self.marker.clone())
+            })?;
+        raising::wrap(self.lua, body, self.marker.clone(), table_args)
+    }
+}
+
+/// `value` as read from `table[key]` by mlua, with a number near 0 or ±1
+/// read again as the exact `f64` (see `Installer::function_exact`).
+pub(crate) fn exact(table: &Table, key: &Value, value: Value) -> Value {
+    match value {
+        Value::Integer(i) if (-1..=1).contains(&i) => match table.raw_get::<f64>(key.clone()) {
+            Ok(x) => Value::Number(x),
+            Err(_) => Value::Integer(i),
+        },
+        other => other,
     }
 }
 
@@ -100,25 +158,44 @@ mod raising {
     use mlua::{ffi, Function, Lua, Table};
     use std::os::raw::c_int;
 
-    pub(super) fn wrap(lua: &Lua, body: Function, marker: Table) -> mlua::Result<Function> {
-        // SAFETY: the closure only moves the two pushed arguments into the
+    pub(super) fn wrap(
+        lua: &Lua,
+        body: Function,
+        marker: Table,
+        table_args: bool,
+    ) -> mlua::Result<Function> {
+        // SAFETY: the closure only moves the three pushed arguments into the
         // upvalues of a new C closure, which is left as the single result.
         unsafe {
-            lua.exec_raw::<Function>((body, marker), |state| {
-                ffi::lua_pushcclosure(state, trampoline, 2);
+            lua.exec_raw::<Function>((body, marker, table_args), |state| {
+                ffi::lua_pushcclosure(state, trampoline, 3);
             })
         }
     }
 
-    /// Calls upvalue 1 (the body) with the arguments; when its first result
+    /// Calls upvalue 1 (the body) with the arguments (or, when upvalue 3 is
+    /// true, with a table of them and their count); when its first result
     /// is upvalue 2 (the failure marker), raises the second as the error.
+    /// In table mode a success is a table of results and their count.
     unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
         // SAFETY: a C function called by Lua with its two upvalues set by
         // `wrap`. No Rust value with a destructor is alive in this frame, so
         // `lua_error`'s long jump (and one from the body) skips nothing.
         unsafe {
-            let nargs = ffi::lua_gettop(state);
-            ffi::luaL_checkstack(state, 2, std::ptr::null());
+            let mut nargs = ffi::lua_gettop(state);
+            // (mlua's luaL_checkstack asks for 20 slots more than Lua's.)
+            if ffi::lua_checkstack(state, 2) == 0 {
+                return ffi::luaL_error(state, c"stack overflow".as_ptr());
+            }
+            if ffi::lua_toboolean(state, ffi::lua_upvalueindex(3)) != 0 {
+                ffi::lua_createtable(state, nargs, 0);
+                ffi::lua_insert(state, 1);
+                for i in (1..=nargs).rev() {
+                    ffi::lua_rawseti(state, 1, ffi::lua_Integer::from(i));
+                }
+                ffi::lua_pushinteger(state, ffi::lua_Integer::from(nargs));
+                nargs = 2;
+            }
             ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
             ffi::lua_insert(state, 1);
             ffi::lua_call(state, nargs, ffi::LUA_MULTRET);
@@ -126,6 +203,21 @@ mod raising {
             if top >= 2 && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(2)) != 0 {
                 ffi::lua_settop(state, 2);
                 return ffi::lua_error(state);
+            }
+            if ffi::lua_toboolean(state, ffi::lua_upvalueindex(3)) != 0 {
+                let n = ffi::lua_tointeger(state, 2) as c_int;
+                ffi::lua_settop(state, 1);
+                if ffi::lua_checkstack(state, n) == 0 {
+                    return ffi::luaL_error(
+                        state,
+                        c"stack overflow (%s)".as_ptr(),
+                        c"too many results".as_ptr(),
+                    );
+                }
+                for i in 1..=n {
+                    ffi::lua_rawgeti(state, 1, ffi::lua_Integer::from(i));
+                }
+                return n;
             }
             top
         }
