@@ -5,46 +5,53 @@
 //! string that reads as one) is added to 2^52 + 2^51 and the low 32 bits of
 //! the double are taken, so 2^32 + 1 is 1 and 1.5 rounds to 2 (half to even).
 
-use super::{to_number, type_name, Answer, Args, Fail, Installer};
-use mlua::{MultiValue, Table, Value};
+use super::{lua_fail, to_number, type_name, Answer, Args, Fail, Installer, Spread};
+use mlua::{Lua, Table, Value};
 
 pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
     let t = lib.lua().create_table()?;
-    t.set("tobit", lib.function(|_, a| one(barg(&a, 1)?))?)?;
-    t.set("bnot", lib.function(|_, a| one(!barg(&a, 1)?))?)?;
-    t.set("band", lib.function(|_, a| fold(&a, |x, y| x & y))?)?;
-    t.set("bor", lib.function(|_, a| fold(&a, |x, y| x | y))?)?;
-    t.set("bxor", lib.function(|_, a| fold(&a, |x, y| x ^ y))?)?;
-    t.set("lshift", lib.function(|_, a| shift(&a, |b, n| b << n))?)?;
-    t.set("rshift", lib.function(|_, a| shift(&a, |b, n| b >> n))?)?;
+    t.set("tobit", lib.function(|lua, a| one(lua, barg(a, 1)?))?)?;
+    t.set("bnot", lib.function(|lua, a| one(lua, !barg(a, 1)?))?)?;
+    t.set("band", lib.function(|lua, a| fold(lua, a, |x, y| x & y))?)?;
+    t.set("bor", lib.function(|lua, a| fold(lua, a, |x, y| x | y))?)?;
+    t.set("bxor", lib.function(|lua, a| fold(lua, a, |x, y| x ^ y))?)?;
+    t.set(
+        "lshift",
+        lib.function(|lua, a| shift(lua, a, |b, n| b << n))?,
+    )?;
+    t.set(
+        "rshift",
+        lib.function(|lua, a| shift(lua, a, |b, n| b >> n))?,
+    )?;
     t.set(
         "arshift",
-        lib.function(|_, a| shift(&a, |b, n| ((b as i32) >> n) as u32))?,
+        lib.function(|lua, a| shift(lua, a, |b, n| ((b as i32) >> n) as u32))?,
     )?;
     t.set(
         "rol",
-        lib.function(|_, a| shift(&a, |b, n| b.rotate_left(n)))?,
+        lib.function(|lua, a| shift(lua, a, |b, n| b.rotate_left(n)))?,
     )?;
     t.set(
         "ror",
-        lib.function(|_, a| shift(&a, |b, n| b.rotate_right(n)))?,
+        lib.function(|lua, a| shift(lua, a, |b, n| b.rotate_right(n)))?,
     )?;
     t.set(
         "bswap",
-        lib.function(|_, a| one(barg(&a, 1)?.swap_bytes()))?,
+        lib.function(|lua, a| one(lua, barg(a, 1)?.swap_bytes()))?,
     )?;
-    t.set("tohex", lib.function(|lua, a| tohex(lua, &a))?)?;
+    t.set("tohex", lib.function(tohex)?)?;
     Ok(t)
 }
 
 /// The 32-bit value of argument `n`.
 fn barg(args: &Args, n: usize) -> Answer<u32> {
-    let x = args.get(n).and_then(to_number);
+    let arg = args.get(n);
+    let x = arg.as_ref().and_then(to_number);
     // LuaBitOp uses lua_tonumber (0 for a non-number) and only complains
     // when the result is 0 and the argument was not a number.
     let bits = to_bits(x.unwrap_or(0.0));
     if bits == 0 && x.is_none() {
-        let got = args.get(n).map_or("no value", type_name);
+        let got = arg.as_ref().map_or("no value", type_name);
         return Err(Fail::arg(n as i32, format!("number expected, got {got}")));
     }
     Ok(bits)
@@ -56,28 +63,26 @@ pub(crate) fn to_bits(x: f64) -> u32 {
     (x + 6_755_399_441_055_744.0).to_bits() as u32
 }
 
-fn one(b: u32) -> Answer<MultiValue> {
-    Ok(MultiValue::from_vec(vec![Value::Number(f64::from(
-        b as i32,
-    ))]))
+fn one(lua: &Lua, b: u32) -> Answer<Spread> {
+    Spread::of(lua, vec![Value::Number(f64::from(b as i32))])
 }
 
-fn fold(args: &Args, op: fn(u32, u32) -> u32) -> Answer<MultiValue> {
+fn fold(lua: &Lua, args: &Args, op: fn(u32, u32) -> u32) -> Answer<Spread> {
     let mut b = barg(args, 1)?;
     // LuaBitOp reads the arguments from the last one down.
     for n in (2..=args.len()).rev() {
         b = op(b, barg(args, n)?);
     }
-    one(b)
+    one(lua, b)
 }
 
-fn shift(args: &Args, op: fn(u32, u32) -> u32) -> Answer<MultiValue> {
+fn shift(lua: &Lua, args: &Args, op: fn(u32, u32) -> u32) -> Answer<Spread> {
     let b = barg(args, 1)?;
     let n = barg(args, 2)? & 31;
-    one(op(b, n))
+    one(lua, op(b, n))
 }
 
-fn tohex(lua: &mlua::Lua, args: &Args) -> Answer<MultiValue> {
+fn tohex(lua: &Lua, args: &Args) -> Answer<Spread> {
     let mut b = barg(args, 1)?;
     let mut n: i64 = if args.get(2).is_none() {
         8
@@ -96,10 +101,8 @@ fn tohex(lua: &mlua::Lua, args: &Args) -> Answer<MultiValue> {
         *slot = digits[(b & 15) as usize];
         b >>= 4;
     }
-    let s = lua
-        .create_string(out)
-        .map_err(|e| Fail::error(e.to_string()))?;
-    Ok(MultiValue::from_vec(vec![Value::String(s)]))
+    let s = lua.create_string(out).map_err(lua_fail)?;
+    Spread::of(lua, vec![Value::String(s)])
 }
 
 #[cfg(test)]

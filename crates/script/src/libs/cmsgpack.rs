@@ -12,8 +12,10 @@
 //! the C code meets it, with the same "stack overflow" messages, so a deep or
 //! long input fails as in Redis instead of exhausting anything.
 
-use super::{c_double_to_i32, c_double_to_i64, exact, Answer, Args, Fail, Installer};
-use mlua::{Lua, MultiValue, Table, Value};
+use super::{
+    c_double_to_i32, c_double_to_i64, exact, lua_fail, Answer, Args, Fail, Installer, Spread,
+};
+use mlua::{Lua, Table, Value};
 
 /// Tables nested this deep are packed as nil.
 const MAX_NESTING: usize = 16;
@@ -22,10 +24,10 @@ const MAX_C_STACK: usize = 8000;
 
 pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
     let t = lib.lua().create_table()?;
-    t.set("pack", lib.function_exact(pack)?)?;
-    t.set("unpack", lib.function_exact(unpack)?)?;
-    t.set("unpack_one", lib.function_exact(unpack_one)?)?;
-    t.set("unpack_limit", lib.function_exact(unpack_limit)?)?;
+    t.set("pack", lib.function(pack)?)?;
+    t.set("unpack", lib.function(unpack)?)?;
+    t.set("unpack_one", lib.function(unpack_one)?)?;
+    t.set("unpack_limit", lib.function(unpack_limit)?)?;
     t.set("_NAME", "cmsgpack")?;
     t.set("_VERSION", "lua-cmsgpack 0.4.0")?;
     t.set("_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo")?;
@@ -33,7 +35,7 @@ pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
+fn pack(lua: &Lua, args: &Args) -> Answer<Spread> {
     let n = args.len();
     if n == 0 {
         return Err(Fail::arg(0, "MessagePack pack needs input."));
@@ -43,13 +45,11 @@ fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
     }
     let mut out = Vec::new();
     for i in 1..=n {
-        let v = args.get(i).cloned().unwrap_or(Value::Nil);
-        encode(&mut out, &v, 0).map_err(|e| Fail::error(e.to_string()))?;
+        let v = args.get(i).unwrap_or(Value::Nil);
+        encode(&mut out, &v, 0).map_err(lua_fail)?;
     }
-    let s = lua
-        .create_string(out)
-        .map_err(|e| Fail::error(e.to_string()))?;
-    Ok(MultiValue::from_vec(vec![Value::String(s)]))
+    let s = lua.create_string(out).map_err(lua_fail)?;
+    Spread::of(lua, vec![Value::String(s)])
 }
 
 fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
@@ -125,48 +125,52 @@ fn encode_int(out: &mut Vec<u8>, n: i64) {
     }
 }
 
-/// The pairs of `t` in Lua's `next` order, numbers read exactly.
-fn entries(t: &Table) -> mlua::Result<Vec<(Value, Value)>> {
-    let mut items = Vec::new();
-    for pair in t.clone().pairs::<Value, Value>() {
-        let (k, v) = pair?;
-        let v = exact(t, &k, v);
-        items.push((k, v));
-    }
-    Ok(items)
-}
-
-/// An array when the keys are exactly the integers 1..n (n >= 0).
-fn is_array(items: &[(Value, Value)]) -> bool {
+/// Whether the keys of `t` are exactly the integers 1..n (n >= 0, the
+/// maximum kept in a C int as lua-cmsgpack keeps it), and how many pairs it
+/// has. Pairs are visited one at a time: mlua's reference stack could not
+/// hold a big table's pairs at once.
+fn shape(t: &Table) -> mlua::Result<(bool, usize)> {
+    let mut array = true;
     let mut max: i32 = 0;
-    for (k, _) in items {
+    let mut count = 0usize;
+    for pair in t.clone().pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        count += 1;
+        if !array {
+            continue;
+        }
         let n = match k {
-            Value::Integer(i) => *i as f64,
-            Value::Number(x) => *x,
-            _ => return false,
+            Value::Integer(i) => i as f64,
+            Value::Number(x) => x,
+            _ => {
+                array = false;
+                continue;
+            }
         };
         if n <= 0.0 || n.is_infinite() || f64::from(c_double_to_i32(n)) != n {
-            return false;
+            array = false;
+            continue;
         }
         max = max.max(n as i32);
     }
-    max as usize == items.len()
+    Ok((array && max as usize == count, count))
 }
 
 fn encode_table(out: &mut Vec<u8>, t: &Table, level: usize) -> mlua::Result<()> {
-    let items = entries(t)?;
-    if is_array(&items) {
-        let len = items.len();
+    let (array, len) = shape(t)?;
+    if array {
         encode_header(out, len, 0x90, 0xdc);
         for i in 1..=len {
             let v = exact(t, &Value::Number(i as f64), t.raw_get::<Value>(i)?);
             encode(out, &v, level + 1)?;
         }
     } else {
-        encode_header(out, items.len(), 0x80, 0xde);
-        for (k, v) in &items {
-            encode(out, k, level + 1)?;
-            encode(out, v, level + 1)?;
+        encode_header(out, len, 0x80, 0xde);
+        for pair in t.clone().pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            let v = exact(t, &k, v);
+            encode(out, &k, level + 1)?;
+            encode(out, &v, level + 1)?;
         }
     }
     Ok(())
@@ -185,19 +189,19 @@ fn encode_header(out: &mut Vec<u8>, len: usize, fix: u8, sixteen: u8) {
     }
 }
 
-fn unpack(lua: &Lua, args: Args) -> Answer<MultiValue> {
+fn unpack(lua: &Lua, args: &Args) -> Answer<Spread> {
     let s = args.bytes(1)?;
     // unpack leaves all its arguments on the Lua stack while it decodes.
     unpack_full(lua, &s, 0, 0, args.len())
 }
 
-fn unpack_one(lua: &Lua, args: Args) -> Answer<MultiValue> {
+fn unpack_one(lua: &Lua, args: &Args) -> Answer<Spread> {
     let offset = args.opt_integer(2, 0)?;
     let s = args.bytes(1)?;
     unpack_full(lua, &s, 1, offset, 1)
 }
 
-fn unpack_limit(lua: &Lua, args: Args) -> Answer<MultiValue> {
+fn unpack_limit(lua: &Lua, args: &Args) -> Answer<Spread> {
     let limit = args.integer(2)?;
     let offset = args.opt_integer(3, 0)?;
     let s = args.bytes(1)?;
@@ -205,7 +209,7 @@ fn unpack_limit(lua: &Lua, args: Args) -> Answer<MultiValue> {
 }
 
 /// `stack` is how many slots the call already uses on the Lua stack.
-fn unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, stack: usize) -> Answer<MultiValue> {
+fn unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, stack: usize) -> Answer<Spread> {
     let len = s.len();
     let decode_all = limit == 0 && offset == 0;
     if offset < 0 || limit < 0 {
@@ -225,13 +229,14 @@ fn unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, stack: usize) -> An
         s,
         at: offset as usize,
     };
-    let mut values = Vec::new();
-    while cur.at < len && (values.len() as i64) < limit {
-        let v = decode(lua, &mut cur, stack + values.len())?;
-        values.push(v);
+    let mut out = Spread::new(lua)?;
+    let work = lua.create_table().map_err(lua_fail)?;
+    while cur.at < len && (out.len() as i64) < limit {
+        let v = decode(lua, &work, &mut cur, stack + out.len())?;
+        out.push(v)?;
     }
     if !decode_all {
-        if stack + values.len() + 1 > MAX_C_STACK {
+        if stack + out.len() + 1 > MAX_C_STACK {
             return Err(Fail::error("too many results to unpack"));
         }
         let next = if cur.at == len {
@@ -239,9 +244,9 @@ fn unpack_full(lua: &Lua, s: &[u8], limit: i64, offset: i64, stack: usize) -> An
         } else {
             f64::from(cur.at as i32)
         };
-        values.insert(0, Value::Number(next));
+        out.unshift(Value::Number(next))?;
     }
-    Ok(MultiValue::from_vec(values))
+    Ok(out)
 }
 
 struct Cursor<'a> {
@@ -268,19 +273,19 @@ impl Cursor<'_> {
     }
 }
 
-/// A table being filled while its elements are decoded.
+/// A table being filled while its elements are decoded. The table itself
+/// (and a map's pending key) wait in the work table, not in Rust, so deep
+/// input does not fill mlua's reference stack.
 enum Open {
     Array {
-        table: Table,
         len: u64,
         next: u64,
         stack: usize,
     },
     Map {
-        table: Table,
         len: u64,
         done: u64,
-        key: Option<Value>,
+        has_key: bool,
         stack: usize,
     },
 }
@@ -292,20 +297,18 @@ enum Item {
     Map(u64),
 }
 
-fn lua_err(e: mlua::Error) -> Fail {
-    Fail::error(e.to_string())
-}
-
 fn overflow(what: &str) -> Fail {
     Fail::error(format!("stack overflow ({what})"))
 }
 
 /// Decodes one value whose decoding starts with `stack` Lua stack slots in
 /// use: each open array holds its table and the index (2 slots), each open
-/// map its table and, while the value is read, the key (2 slots).
-fn decode(lua: &Lua, cur: &mut Cursor<'_>, stack: usize) -> Answer<Value> {
+/// map its table and, while the value is read, the key (2 slots). Open
+/// level `d` keeps its table at `work[2d-1]` and a map's key at `work[2d]`.
+fn decode(lua: &Lua, work: &Table, cur: &mut Cursor<'_>, stack: usize) -> Answer<Value> {
     let mut open: Vec<Open> = Vec::new();
     let mut stack = stack;
+    let slot = |depth: usize| (2 * depth - 1, 2 * depth);
     loop {
         if stack + 1 > MAX_C_STACK {
             return Err(overflow(
@@ -315,7 +318,7 @@ fn decode(lua: &Lua, cur: &mut Cursor<'_>, stack: usize) -> Answer<Value> {
         let mut value = match read_item(lua, cur)? {
             Item::Value(v) => v,
             Item::Array(len) => {
-                let table = lua.create_table().map_err(lua_err)?;
+                let table = lua.create_table().map_err(lua_fail)?;
                 if stack + 2 > MAX_C_STACK {
                     return Err(overflow("in function mp_decode_to_lua_array"));
                 }
@@ -323,27 +326,27 @@ fn decode(lua: &Lua, cur: &mut Cursor<'_>, stack: usize) -> Answer<Value> {
                     Value::Table(table)
                 } else {
                     open.push(Open::Array {
-                        table,
                         len,
                         next: 1,
                         stack,
                     });
+                    work.raw_set(slot(open.len()).0, table).map_err(lua_fail)?;
                     stack += 2;
                     continue;
                 }
             }
             Item::Map(len) => {
-                let table = lua.create_table().map_err(lua_err)?;
+                let table = lua.create_table().map_err(lua_fail)?;
                 if len == 0 {
                     Value::Table(table)
                 } else {
                     open.push(Open::Map {
-                        table,
                         len,
                         done: 0,
-                        key: None,
+                        has_key: false,
                         stack,
                     });
+                    work.raw_set(slot(open.len()).0, table).map_err(lua_fail)?;
                     stack += 1;
                     continue;
                 }
@@ -351,17 +354,22 @@ fn decode(lua: &Lua, cur: &mut Cursor<'_>, stack: usize) -> Answer<Value> {
         };
         // Hand the finished value to the tables waiting for it.
         loop {
-            match open.last_mut() {
-                None => return Ok(value),
-                Some(Open::Array {
-                    table,
+            let depth = open.len();
+            let Some(top) = open.last_mut() else {
+                return Ok(value);
+            };
+            let (table_slot, key_slot) = slot(depth);
+            let table = || work.raw_get::<Table>(table_slot).map_err(lua_fail);
+            match top {
+                Open::Array {
                     len,
                     next,
                     stack: at,
-                }) => {
-                    table.raw_set(*next as f64, value).map_err(lua_err)?;
+                } => {
+                    table()?.raw_set(*next as f64, value).map_err(lua_fail)?;
                     if *next == *len {
-                        value = Value::Table(table.clone());
+                        value = Value::Table(table()?);
+                        work.raw_set(table_slot, Value::Nil).map_err(lua_fail)?;
                         open.pop();
                         continue;
                     }
@@ -369,37 +377,42 @@ fn decode(lua: &Lua, cur: &mut Cursor<'_>, stack: usize) -> Answer<Value> {
                     stack = *at + 2;
                     break;
                 }
-                Some(Open::Map {
-                    table,
+                Open::Map {
                     len,
                     done,
-                    key,
+                    has_key,
                     stack: at,
-                }) => match key.take() {
-                    None => {
-                        *key = Some(value);
+                } => {
+                    if !*has_key {
+                        *has_key = true;
+                        work.raw_set(key_slot, value).map_err(lua_fail)?;
                         stack = *at + 2;
                         break;
                     }
-                    Some(k) => {
-                        match &k {
-                            Value::Nil => return Err(Fail::Raw(b"table index is nil".to_vec())),
-                            Value::Number(x) if x.is_nan() => {
-                                return Err(Fail::Raw(b"table index is NaN".to_vec()))
-                            }
-                            _ => {}
+                    let key = work.raw_get::<Value>(key_slot).map_err(lua_fail)?;
+                    match &key {
+                        Value::Nil => return Err(Fail::Raw(b"table index is nil".to_vec())),
+                        Value::Number(x) if x.is_nan() => {
+                            return Err(Fail::Raw(b"table index is NaN".to_vec()))
                         }
-                        table.raw_set(k, value).map_err(lua_err)?;
-                        *done += 1;
-                        if *done == *len {
-                            value = Value::Table(table.clone());
-                            open.pop();
-                            continue;
-                        }
-                        stack = *at + 1;
-                        break;
+                        _ => {}
                     }
-                },
+                    // A key read back from the work table may be a number
+                    // mlua rounded; read it exactly.
+                    let key = exact(work, &Value::Number(key_slot as f64), key);
+                    table()?.raw_set(key, value).map_err(lua_fail)?;
+                    work.raw_set(key_slot, Value::Nil).map_err(lua_fail)?;
+                    *has_key = false;
+                    *done += 1;
+                    if *done == *len {
+                        value = Value::Table(table()?);
+                        work.raw_set(table_slot, Value::Nil).map_err(lua_fail)?;
+                        open.pop();
+                        continue;
+                    }
+                    stack = *at + 1;
+                    break;
+                }
             }
         }
     }
@@ -452,7 +465,7 @@ fn string(lua: &Lua, cur: &mut Cursor<'_>, n: usize) -> Answer<Item> {
     let bytes = cur.take(n)?;
     lua.create_string(bytes)
         .map(|s| Item::Value(Value::String(s)))
-        .map_err(lua_err)
+        .map_err(lua_fail)
 }
 
 #[cfg(test)]

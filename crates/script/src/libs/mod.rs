@@ -65,76 +65,121 @@ impl<'lua> Installer<'lua> {
         })
     }
 
+    /// An installer inside a library call (for `cjson.new`), sharing the
+    /// failure marker of the one that built the calling function.
+    pub(crate) fn with_marker(lua: &'lua Lua, marker: Table) -> Installer<'lua> {
+        Installer { lua, marker }
+    }
+
+    pub(crate) fn marker(&self) -> Table {
+        self.marker.clone()
+    }
+
     pub(crate) fn lua(&self) -> &'lua Lua {
         self.lua
     }
 
     /// A library function running `body` on its arguments.
+    ///
+    /// Arguments and results travel in Lua tables between the trampoline and
+    /// the body, for three reasons. mlua hands a number within 2^-52 of 0 or
+    /// ±1 over as that integer (-0.0 and 1e-300 would arrive as 0), while a
+    /// number read from a table as `f64` is exact. Every Lua value a Rust
+    /// frame holds takes a slot of mlua's reference stack, which has room for
+    /// about 8000 in the whole VM (and panics beyond), so a call with
+    /// thousands of string arguments, or answering thousands of values, must
+    /// not hold them all at once. And mlua cannot return as many values from
+    /// a callback as Lua lets a C function (`cmsgpack.unpack` may answer
+    /// 7999); the trampoline spreads the results table on its own stack.
     pub(crate) fn function<F>(&self, body: F) -> mlua::Result<Function>
     where
-        F: Fn(&Lua, Args) -> Answer<MultiValue> + 'static,
-    {
-        self.build(false, move |lua, args: MultiValue| {
-            body(lua, Args(args.into_vec()))
-        })
-    }
-
-    /// Like `function`, for bodies that need numbers exactly as Lua holds
-    /// them: mlua hands a number within 2^-52 of 0 or ±1 over as that integer
-    /// (so -0.0 and 1e-300 would arrive as 0), which `cjson.encode` and
-    /// `cmsgpack.pack` must not see. The trampoline passes the arguments in a
-    /// table instead, and numbers are read back from it as `f64`. Results
-    /// travel back in a table too, which the trampoline spreads on its own
-    /// stack: mlua cannot return as many values from a callback as Lua allows
-    /// a C function (`cmsgpack.unpack` may answer 7999).
-    pub(crate) fn function_exact<F>(&self, body: F) -> mlua::Result<Function>
-    where
-        F: Fn(&Lua, Args) -> Answer<MultiValue> + 'static,
-    {
-        self.build(true, move |lua, (table, n): (Table, i64)| {
-            let mut values = Vec::with_capacity(n.clamp(0, 8000) as usize);
-            for i in 1..=n {
-                values.push(exact(
-                    &table,
-                    &Value::Number(i as f64),
-                    table.raw_get(i).unwrap_or(Value::Nil),
-                ));
-            }
-            body(lua, Args(values))
-        })
-    }
-
-    fn build<A, F>(&self, table_args: bool, body: F) -> mlua::Result<Function>
-    where
-        A: mlua::FromLuaMulti,
-        F: Fn(&Lua, A) -> Answer<MultiValue> + 'static,
+        F: Fn(&Lua, &Args) -> Answer<Spread> + 'static,
     {
         let marker = self.marker.clone();
         let body = self
             .lua
-            .create_function(move |lua, args: A| match body(lua, args) {
-                Ok(values) if table_args => {
-                    let n = values.len();
-                    let table = lua.create_table_with_capacity(n, 0)?;
-                    for (i, v) in values.into_iter().enumerate() {
-                        table.raw_set(i + 1, v)?;
-                    }
-                    Ok(MultiValue::from_vec(vec![
-                        Value::Table(table),
-                        Value::Number(n as f64),
-                    ]))
-                }
-                Ok(values) => Ok(values),
-                Err(fail) => {
-                    let msg = render(lua, fail);
-                    Ok(MultiValue::from_vec(vec![
+            .create_function(move |lua, (table, n): (Table, i64)| {
+                let args = Args {
+                    table,
+                    n: n.max(0) as usize,
+                };
+                let reply = match body(lua, &args) {
+                    Ok(out) => (Value::Table(out.table), Value::Number(out.n as f64)),
+                    Err(fail) => (
                         Value::Table(marker.clone()),
-                        Value::String(lua.create_string(msg)?),
-                    ]))
-                }
+                        Value::String(lua.create_string(render(lua, fail))?),
+                    ),
+                };
+                Ok(MultiValue::from_vec(vec![reply.0, reply.1]))
             })?;
-        raising::wrap(self.lua, body, self.marker.clone(), table_args)
+        raising::wrap(self.lua, body, self.marker.clone())
     }
+}
+
+/// The results of a library call, collected in a Lua table.
+pub(crate) struct Spread {
+    table: Table,
+    n: usize,
+}
+
+impl Spread {
+    pub(crate) fn new(lua: &Lua) -> Answer<Spread> {
+        Ok(Spread {
+            table: lua.create_table().map_err(lua_fail)?,
+            n: 0,
+        })
+    }
+
+    pub(crate) fn of(lua: &Lua, values: Vec<Value>) -> Answer<Spread> {
+        let mut out = Spread::new(lua)?;
+        for v in values {
+            out.push(v)?;
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn push(&mut self, v: Value) -> Answer<()> {
+        self.n += 1;
+        self.table.raw_set(self.n, v).map_err(lua_fail)
+    }
+
+    /// Removes and returns the last result.
+    pub(crate) fn pop(&mut self) -> Answer<Value> {
+        if self.n == 0 {
+            return Ok(Value::Nil);
+        }
+        let v = self.table.raw_get::<Value>(self.n).map_err(lua_fail)?;
+        self.table.raw_set(self.n, Value::Nil).map_err(lua_fail)?;
+        self.n -= 1;
+        Ok(v)
+    }
+
+    pub(crate) fn last(&self) -> Answer<Value> {
+        if self.n == 0 {
+            return Ok(Value::Nil);
+        }
+        self.table.raw_get::<Value>(self.n).map_err(lua_fail)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Puts `v` first, before the results so far.
+    pub(crate) fn unshift(&mut self, v: Value) -> Answer<()> {
+        for i in (1..=self.n).rev() {
+            let moved = self.table.raw_get::<Value>(i).map_err(lua_fail)?;
+            self.table.raw_set(i + 1, moved).map_err(lua_fail)?;
+        }
+        self.table.raw_set(1, v).map_err(lua_fail)?;
+        self.n += 1;
+        Ok(())
+    }
+}
+
+/// A failure of mlua itself (out of memory and the like), as a plain error.
+pub(crate) fn lua_fail(e: mlua::Error) -> Fail {
+    Fail::error(e.to_string())
 }
 
 /// `value` as read from `table[key]` by mlua, with a number near 0 or ±1
@@ -158,68 +203,55 @@ mod raising {
     use mlua::{ffi, Function, Lua, Table};
     use std::os::raw::c_int;
 
-    pub(super) fn wrap(
-        lua: &Lua,
-        body: Function,
-        marker: Table,
-        table_args: bool,
-    ) -> mlua::Result<Function> {
-        // SAFETY: the closure only moves the three pushed arguments into the
+    pub(super) fn wrap(lua: &Lua, body: Function, marker: Table) -> mlua::Result<Function> {
+        // SAFETY: the closure only moves the two pushed arguments into the
         // upvalues of a new C closure, which is left as the single result.
         unsafe {
-            lua.exec_raw::<Function>((body, marker, table_args), |state| {
-                ffi::lua_pushcclosure(state, trampoline, 3);
+            lua.exec_raw::<Function>((body, marker), |state| {
+                ffi::lua_pushcclosure(state, trampoline, 2);
             })
         }
     }
 
-    /// Calls upvalue 1 (the body) with the arguments (or, when upvalue 3 is
-    /// true, with a table of them and their count); when its first result
-    /// is upvalue 2 (the failure marker), raises the second as the error.
-    /// In table mode a success is a table of results and their count.
+    /// Calls upvalue 1 (the body) with a table of the arguments and their
+    /// count. The body answers a table of results and their count, or
+    /// upvalue 2 (the failure marker) and the message to raise.
     unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
         // SAFETY: a C function called by Lua with its two upvalues set by
         // `wrap`. No Rust value with a destructor is alive in this frame, so
         // `lua_error`'s long jump (and one from the body) skips nothing.
         unsafe {
-            let mut nargs = ffi::lua_gettop(state);
+            let nargs = ffi::lua_gettop(state);
             // (mlua's luaL_checkstack asks for 20 slots more than Lua's.)
-            if ffi::lua_checkstack(state, 2) == 0 {
+            if ffi::lua_checkstack(state, 3) == 0 {
                 return ffi::luaL_error(state, c"stack overflow".as_ptr());
             }
-            if ffi::lua_toboolean(state, ffi::lua_upvalueindex(3)) != 0 {
-                ffi::lua_createtable(state, nargs, 0);
-                ffi::lua_insert(state, 1);
-                for i in (1..=nargs).rev() {
-                    ffi::lua_rawseti(state, 1, ffi::lua_Integer::from(i));
-                }
-                ffi::lua_pushinteger(state, ffi::lua_Integer::from(nargs));
-                nargs = 2;
+            ffi::lua_createtable(state, nargs, 0);
+            ffi::lua_insert(state, 1);
+            for i in (1..=nargs).rev() {
+                ffi::lua_rawseti(state, 1, ffi::lua_Integer::from(i));
             }
+            ffi::lua_pushinteger(state, ffi::lua_Integer::from(nargs));
             ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
             ffi::lua_insert(state, 1);
-            ffi::lua_call(state, nargs, ffi::LUA_MULTRET);
-            let top = ffi::lua_gettop(state);
-            if top >= 2 && ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(2)) != 0 {
+            ffi::lua_call(state, 2, 2);
+            if ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(2)) != 0 {
                 ffi::lua_settop(state, 2);
-                return ffi::lua_error(state);
+                ffi::lua_error(state);
             }
-            if ffi::lua_toboolean(state, ffi::lua_upvalueindex(3)) != 0 {
-                let n = ffi::lua_tointeger(state, 2) as c_int;
-                ffi::lua_settop(state, 1);
-                if ffi::lua_checkstack(state, n) == 0 {
-                    return ffi::luaL_error(
-                        state,
-                        c"stack overflow (%s)".as_ptr(),
-                        c"too many results".as_ptr(),
-                    );
-                }
-                for i in 1..=n {
-                    ffi::lua_rawgeti(state, 1, ffi::lua_Integer::from(i));
-                }
-                return n;
+            let n = ffi::lua_tointeger(state, 2) as c_int;
+            ffi::lua_settop(state, 1);
+            if ffi::lua_checkstack(state, n) == 0 {
+                return ffi::luaL_error(
+                    state,
+                    c"stack overflow (%s)".as_ptr(),
+                    c"too many results".as_ptr(),
+                );
             }
-            top
+            for i in 1..=n {
+                ffi::lua_rawgeti(state, 1, ffi::lua_Integer::from(i));
+            }
+            n
         }
     }
 }
@@ -279,16 +311,24 @@ fn position(lua: &Lua) -> Vec<u8> {
 }
 
 /// The arguments of one call, with `lauxlib`'s checks (1-based like Lua).
-pub(crate) struct Args(Vec<Value>);
+pub(crate) struct Args {
+    table: Table,
+    n: usize,
+}
 
 impl Args {
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        self.n
     }
 
-    /// The argument at `n`, or `None` when absent ("no value").
-    pub(crate) fn get(&self, n: usize) -> Option<&Value> {
-        self.0.get(n.wrapping_sub(1))
+    /// The argument at `n` (numbers exact), or `None` when absent ("no value").
+    pub(crate) fn get(&self, n: usize) -> Option<Value> {
+        if n == 0 || n > self.n {
+            return None;
+        }
+        let key = Value::Number(n as f64);
+        let v = self.table.raw_get::<Value>(n).unwrap_or(Value::Nil);
+        Some(exact(&self.table, &key, v))
     }
 
     pub(crate) fn is_none_or_nil(&self, n: usize) -> bool {
@@ -297,7 +337,7 @@ impl Args {
 
     /// `luaL_checknumber`: a number, or a string Lua converts to one.
     pub(crate) fn number(&self, n: usize) -> Answer<f64> {
-        match self.get(n).and_then(to_number) {
+        match self.get(n).as_ref().and_then(to_number) {
             Some(x) => Ok(x),
             None => Err(self.type_error(n, "number")),
         }
@@ -326,15 +366,15 @@ impl Args {
     pub(crate) fn bytes(&self, n: usize) -> Answer<Vec<u8>> {
         match self.get(n) {
             Some(Value::String(s)) => Ok(s.as_bytes().to_vec()),
-            Some(Value::Number(x)) => Ok(number_to_string(*x).into_bytes()),
-            Some(Value::Integer(i)) => Ok(number_to_string(*i as f64).into_bytes()),
+            Some(Value::Number(x)) => Ok(number_to_string(x).into_bytes()),
+            Some(Value::Integer(i)) => Ok(number_to_string(i as f64).into_bytes()),
             _ => Err(self.type_error(n, "string")),
         }
     }
 
     /// `luaL_typerror`: "T expected, got U".
     pub(crate) fn type_error(&self, n: usize, expected: &str) -> Fail {
-        let got = self.get(n).map_or("no value", type_name);
+        let got = self.get(n).as_ref().map_or("no value", type_name);
         Fail::arg(n as i32, format!("{expected} expected, got {got}"))
     }
 }
@@ -538,7 +578,8 @@ fn hex_float(s: &[u8]) -> Option<(f64, usize)> {
 
 /// C's `(long)d` on x86-64: truncation, and `LONG_MIN` when out of range.
 pub(crate) fn c_double_to_i64(d: f64) -> i64 {
-    if d >= -9.223_372_036_854_775_808e18 && d < 9.223_372_036_854_775_808e18 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if (-TWO_63..TWO_63).contains(&d) {
         d as i64
     } else {
         i64::MIN
@@ -592,11 +633,6 @@ fn strip_zeros(s: &str) -> &str {
     } else {
         s
     }
-}
-
-/// Pushes a count of `Value`s as the multiple results of a call.
-pub(crate) fn results(values: Vec<Value>) -> MultiValue {
-    MultiValue::from_vec(values)
 }
 
 #[cfg(test)]
@@ -663,5 +699,96 @@ pub(crate) mod testutil {
             }
             other => super::type_name(other).to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::eval;
+
+    // mlua's reference stack holds about 8000 values in the whole VM; the
+    // libraries must not hold a value per element of what they walk.
+    #[test]
+    fn wide_and_long_inputs_do_not_exhaust_references() {
+        let wide = "local t = {} for i = 1, 20000 do t['k'..i] = 'v'..i end ";
+        let list = "local l = {} for i = 1, 20000 do l[i] = 'v'..i end ";
+        assert_eq!(eval(&format!("{wide} return #cjson.encode(t) > 0")), "true");
+        assert_eq!(
+            eval(&format!("{list} return #cjson.decode(cjson.encode(l))")),
+            "20000"
+        );
+        assert_eq!(eval(&format!("{wide} local n = 0 for _ in pairs(cjson.decode(cjson.encode(t))) do n = n + 1 end return n")), "20000");
+        assert_eq!(eval(&format!("{wide} local n = 0 for _ in pairs(cmsgpack.unpack(cmsgpack.pack(t))) do n = n + 1 end return n")), "20000");
+        assert_eq!(
+            eval(&format!("{list} return #cmsgpack.unpack(cmsgpack.pack(l))")),
+            "20000"
+        );
+        // pack takes at most 4000 arguments, as in Redis.
+        let many = "local l = {} for i = 1, 4000 do l[i] = 'v'..i end ";
+        assert_eq!(
+            eval(&format!(
+                "{many} return select('#', cmsgpack.unpack(cmsgpack.pack(unpack(l))))"
+            )),
+            "4000"
+        );
+        assert_eq!(
+            eval(&format!("{many} l[4001] = 'x' return cmsgpack.pack(unpack(l))")),
+            "ERR user_script:1: bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)"
+        );
+        let strings = "local l = {} for i = 1, 7999 do l[i] = cmsgpack.pack('v'..i) end ";
+        assert_eq!(
+            eval(&format!(
+                "{strings} return select('#', cmsgpack.unpack(table.concat(l)))"
+            )),
+            "7999"
+        );
+        assert_eq!(
+            eval(
+                "local l = {} for i = 1, 7000 do l[i] = tostring(i) end return bit.bor(unpack(l))"
+            ),
+            "8191"
+        );
+        assert_eq!(
+            eval(
+                "return select('#', struct.unpack(string.rep('c1', 7997), string.rep('a', 8000)))"
+            ),
+            "7998"
+        );
+    }
+
+    // redis-cli eval "return #{struct.unpack(string.rep('c1', 7998), string.rep('a', 8000))}" 0
+    #[test]
+    fn struct_unpack_stack_limit() {
+        assert_eq!(
+            eval("return struct.unpack(string.rep('c1', 7998), string.rep('a', 8000))"),
+            "ERR user_script:1: stack overflow (too many results)"
+        );
+        assert_eq!(
+            eval("return select('#', struct.unpack(string.rep('c1', 7996), string.rep('a', 8000), 1))"),
+            "7997"
+        );
+        assert_eq!(
+            eval("return struct.unpack(string.rep('c1', 7997), string.rep('a', 8000), 1)"),
+            "ERR user_script:1: stack overflow (too many results)"
+        );
+    }
+
+    // The numbers mlua would round to 0 or ±1 reach the libraries exactly.
+    #[test]
+    fn numbers_arrive_exactly() {
+        assert_eq!(
+            eval("return cjson.encode({-0.0, 1e-300, 1 - 2^-53})"),
+            r#""[-0,1e-300,1]""#
+        );
+        assert_eq!(eval("return cjson.encode(1e-300)"), r#""1e-300""#);
+        assert_eq!(
+            eval("return cmsgpack.unpack(cmsgpack.pack(1e-300)) == 1e-300"),
+            "true"
+        );
+        assert_eq!(
+            eval("local t = cmsgpack.unpack(cmsgpack.pack({1e-300})) return t[1] == 1e-300"),
+            "true"
+        );
+        assert_eq!(eval("return struct.unpack('d', struct.pack('d', -0.0)) == 0, 1/struct.unpack('d', struct.pack('d', -0.0))"), "true -inf");
     }
 }

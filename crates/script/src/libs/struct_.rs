@@ -9,15 +9,20 @@
 //! the C code's 64-bit arithmetic, so their high bytes are zero (or, read
 //! back, lost), as in Redis.
 
-use super::{c_double_to_i64, str_to_number, to_number, Answer, Args, Fail, Installer};
-use mlua::{Lua, MultiValue, Table, Value};
+use super::{
+    c_double_to_i64, lua_fail, str_to_number, to_number, Answer, Args, Fail, Installer, Spread,
+};
+use mlua::{Lua, Table, Value};
+
+/// Lua 5.1's LUAI_MAXCSTACK: slots a C function may use.
+const MAX_C_STACK: usize = 8000;
 
 const MAX_INT_SIZE: usize = 32;
 const MAX_ALIGN: usize = 8;
 
 pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
     let t = lib.lua().create_table()?;
-    t.set("pack", lib.function_exact(pack)?)?;
+    t.set("pack", lib.function(pack)?)?;
     t.set("unpack", lib.function(unpack)?)?;
     t.set("size", lib.function(size)?)?;
     Ok(t)
@@ -172,7 +177,7 @@ fn put_integer(out: &mut Vec<u8>, n: f64, endian: Endian, size: usize) {
     out.extend_from_slice(&buf[..size]);
 }
 
-fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
+fn pack(lua: &Lua, args: &Args) -> Answer<Spread> {
     let fmt = args.bytes(1)?;
     let mut fmt = Format { fmt: &fmt, at: 0 };
     let mut h = Header::new();
@@ -184,13 +189,13 @@ fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
         out.resize(out.len() + pad, 0);
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
-                let n = pack_number(&args, arg)?;
+                let n = pack_number(args, arg)?;
                 arg += 1;
                 put_integer(&mut out, n, h.endian, size);
             }
             b'x' => out.push(0),
             b'f' => {
-                let f = pack_number(&args, arg)? as f32;
+                let f = pack_number(args, arg)? as f32;
                 arg += 1;
                 out.extend_from_slice(&match h.endian {
                     Endian::Little => f.to_le_bytes(),
@@ -198,7 +203,7 @@ fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
                 });
             }
             b'd' => {
-                let d = pack_number(&args, arg)?;
+                let d = pack_number(args, arg)?;
                 arg += 1;
                 out.extend_from_slice(&match h.endian {
                     Endian::Little => d.to_le_bytes(),
@@ -206,7 +211,7 @@ fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
                 });
             }
             b'c' | b's' => {
-                let s = pack_string(&args, arg)?;
+                let s = pack_string(args, arg)?;
                 arg += 1;
                 if size == 0 {
                     size = s.len();
@@ -223,10 +228,8 @@ fn pack(lua: &Lua, args: Args) -> Answer<MultiValue> {
             _ => control(opt, &mut fmt, &mut h)?,
         }
     }
-    let s = lua
-        .create_string(out)
-        .map_err(|e| Fail::error(e.to_string()))?;
-    Ok(MultiValue::from_vec(vec![Value::String(s)]))
+    let s = lua.create_string(out).map_err(lua_fail)?;
+    Spread::of(lua, vec![Value::String(s)])
 }
 
 fn get_integer(data: &[u8], endian: Endian, signed: bool) -> f64 {
@@ -255,7 +258,7 @@ fn too_short() -> Fail {
     Fail::arg(2, "data string too short")
 }
 
-fn unpack(lua: &Lua, args: Args) -> Answer<MultiValue> {
+fn unpack(lua: &Lua, args: &Args) -> Answer<Spread> {
     let fmt = args.bytes(1)?;
     let data = args.bytes(2)?;
     // The C code holds the offset in a size_t: only 0 is refused here, and a
@@ -267,13 +270,17 @@ fn unpack(lua: &Lua, args: Args) -> Answer<MultiValue> {
     let mut pos = (offset - 1) as usize;
     let mut fmt = Format { fmt: &fmt, at: 0 };
     let mut h = Header::new();
-    let mut out: Vec<Value> = Vec::new();
+    let mut out = Spread::new(lua)?;
     let ld = data.len();
     while let Some(opt) = fmt.next() {
         let mut size = optsize(opt, &mut fmt)?;
         pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
         if size > ld || pos > ld - size {
             return Err(too_short());
+        }
+        // Room for this item and the next position, beside the arguments.
+        if args.len() + out.len() + 2 > MAX_C_STACK {
+            return Err(Fail::error("stack overflow (too many results)"));
         }
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
@@ -282,7 +289,7 @@ fn unpack(lua: &Lua, args: Args) -> Answer<MultiValue> {
                     &data[pos..pos + size],
                     h.endian,
                     signed,
-                )));
+                )))?;
             }
             b'x' => {}
             b'f' => {
@@ -291,7 +298,7 @@ fn unpack(lua: &Lua, args: Args) -> Answer<MultiValue> {
                     Endian::Little => f32::from_le_bytes(b),
                     Endian::Big => f32::from_be_bytes(b),
                 };
-                out.push(Value::Number(f64::from(f)));
+                out.push(Value::Number(f64::from(f)))?;
             }
             b'd' => {
                 let b: [u8; 8] = data[pos..pos + 8].try_into().unwrap_or_default();
@@ -299,48 +306,48 @@ fn unpack(lua: &Lua, args: Args) -> Answer<MultiValue> {
                     Endian::Little => f64::from_le_bytes(b),
                     Endian::Big => f64::from_be_bytes(b),
                 };
-                out.push(Value::Number(d));
+                out.push(Value::Number(d))?;
             }
             b'c' => {
                 if size == 0 {
-                    let previous = match out.last() {
-                        Some(Value::String(s)) => str_to_number(&s.as_bytes()),
-                        Some(v) => to_number(v),
-                        None => None,
+                    let previous = match out.last()? {
+                        _ if out.len() == 0 => None,
+                        Value::String(s) => str_to_number(&s.as_bytes()),
+                        v => to_number(&v),
                     };
                     let Some(n) = previous else {
                         return Err(Fail::error("format 'c0' needs a previous size"));
                     };
-                    out.pop();
+                    out.pop()?;
                     size = c_double_to_u64(n) as usize;
                     if size > ld - pos {
                         return Err(too_short());
                     }
                 }
-                out.push(string(lua, &data[pos..pos + size])?);
+                out.push(string(lua, &data[pos..pos + size])?)?;
             }
             b's' => {
                 let Some(len) = data[pos..].iter().position(|b| *b == 0) else {
                     return Err(Fail::error("unfinished string in data"));
                 };
                 size = len + 1;
-                out.push(string(lua, &data[pos..pos + len])?);
+                out.push(string(lua, &data[pos..pos + len])?)?;
             }
             _ => control(opt, &mut fmt, &mut h)?,
         }
         pos += size;
     }
-    out.push(Value::Number((pos + 1) as f64));
-    Ok(MultiValue::from_vec(out))
+    out.push(Value::Number((pos + 1) as f64))?;
+    Ok(out)
 }
 
 fn string(lua: &Lua, bytes: &[u8]) -> Answer<Value> {
     lua.create_string(bytes)
         .map(Value::String)
-        .map_err(|e| Fail::error(e.to_string()))
+        .map_err(lua_fail)
 }
 
-fn size(_: &Lua, args: Args) -> Answer<MultiValue> {
+fn size(lua: &Lua, args: &Args) -> Answer<Spread> {
     let fmt = args.bytes(1)?;
     let mut fmt = Format { fmt: &fmt, at: 0 };
     let mut h = Header::new();
@@ -359,7 +366,7 @@ fn size(_: &Lua, args: Args) -> Answer<MultiValue> {
         }
         pos = pos.wrapping_add(size);
     }
-    Ok(MultiValue::from_vec(vec![Value::Number(pos as f64)]))
+    Spread::of(lua, vec![Value::Number(pos as f64)])
 }
 
 #[cfg(test)]
