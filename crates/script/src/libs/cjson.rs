@@ -18,9 +18,9 @@
 
 use super::{
     c_double_to_i32, exact, format_g, lua_fail, strtod, type_name, Answer, Args, Fail, Installer,
-    Spread,
+    Spread, Walker,
 };
-use mlua::{Function, LightUserData, Lua, Table, Value};
+use mlua::{LightUserData, Lua, Table, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -71,12 +71,11 @@ pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
 fn module(lib: &Installer<'_>) -> mlua::Result<Table> {
     let cfg: Shared = Rc::new(RefCell::new(Config::default()));
     let t = lib.lua().create_table()?;
-    // Lua's own `next`, to walk objects without holding their pairs.
-    let next: Function = lib.lua().globals().get("next")?;
+    let walker = lib.walker();
     let c = cfg.clone();
     t.set(
         "encode",
-        lib.function(move |lua, a| encode(lua, &c.borrow(), &next, a))?,
+        lib.function(move |lua, a| encode(lua, &c.borrow(), &walker, a))?,
     )?;
     let c = cfg.clone();
     t.set(
@@ -166,11 +165,11 @@ fn module(lib: &Installer<'_>) -> mlua::Result<Table> {
             Spread::of(lua, vec![Value::Boolean(cfg.decode_invalid_numbers)])
         })?,
     )?;
-    let marker = lib.marker();
+    let parts = lib.parts();
     t.set(
         "new",
         lib.function(move |lua, _| {
-            let lib = Installer::with_marker(lua, marker.clone());
+            let lib = Installer::inside(lua, parts.clone());
             let t = module(&lib).map_err(lua_fail)?;
             Spread::of(lua, vec![Value::Table(t)])
         })?,
@@ -198,15 +197,17 @@ fn integer_option(args: &Args, n: usize, current: i32, min: i32, max: i32) -> An
     if args.is_none_or_nil(n) {
         return Ok(current);
     }
-    let value = args.integer(n)?;
-    if value < i64::from(min) || value > i64::from(max) {
+    // The C code keeps the lua_Integer in an int before checking the range,
+    // so 1e10 wraps to 1410065408 and is accepted.
+    let value = args.integer(n)? as i32;
+    if value < min || value > max {
         // The C code names argument 1 whatever the option's position.
         return Err(Fail::arg(
             1,
             format!("expected integer between {min} and {max}"),
         ));
     }
-    Ok(value as i32)
+    Ok(value)
 }
 
 /// A boolean, or one of "off"/"on".
@@ -236,7 +237,7 @@ fn enum_option(args: &Args, n: usize, current: i32, options: &[&str]) -> Answer<
 
 // ---------------------------------------------------------------- encoding
 
-fn encode(lua: &Lua, cfg: &Config, next: &Function, args: &Args) -> Answer<Spread> {
+fn encode(lua: &Lua, cfg: &Config, walker: &Walker, args: &Args) -> Answer<Spread> {
     if args.len() != 1 {
         return Err(Fail::arg(1, "expected 1 argument"));
     }
@@ -245,7 +246,7 @@ fn encode(lua: &Lua, cfg: &Config, next: &Function, args: &Args) -> Answer<Sprea
     let mut out = Vec::new();
     Encoder {
         cfg,
-        next,
+        walker,
         work,
         out: &mut out,
     }
@@ -265,7 +266,7 @@ enum Open {
 
 struct Encoder<'a> {
     cfg: &'a Config,
-    next: &'a Function,
+    walker: &'a Walker,
     work: Table,
     out: &'a mut Vec<u8>,
 }
@@ -290,7 +291,10 @@ impl Encoder<'_> {
                             "Cannot serialise, excessive nesting ({depth})"
                         )));
                     }
-                    let len = self.array_length(&t)?;
+                    let slot = 2 * (open.len() + 1);
+                    let len = self.array_length(&t, slot)?;
+                    // The scan may have stopped early; the object walk starts afresh.
+                    self.work.raw_set(slot, Value::Nil).map_err(lua_fail)?;
                     if len > 0 {
                         self.out.push(b'[');
                         open.push(Open::Array { len, next: 1 });
@@ -332,19 +336,17 @@ impl Encoder<'_> {
                     *next += 1;
                 }
                 Open::Object { started } => {
-                    let last = self.work.raw_get::<Value>(2 * depth).map_err(lua_fail)?;
-                    let last = exact(&self.work, &Value::Number((2 * depth) as f64), last);
-                    let (k, v) = self
-                        .next
-                        .call::<(Value, Value)>((table.clone(), last))
+                    let pair = self
+                        .walker
+                        .next(&table, &self.work, 2 * depth)
                         .map_err(lua_fail)?;
-                    if k == Value::Nil {
+                    let Some((k, v)) = pair else {
                         self.out.push(b'}');
                         self.close(depth)?;
                         open.pop();
                         slots -= 2;
                         continue;
-                    }
+                    };
                     if *started {
                         self.out.push(b',');
                     }
@@ -366,8 +368,6 @@ impl Encoder<'_> {
                             ))
                         }
                     }
-                    let v = exact(&table, &k, v);
-                    self.work.raw_set(2 * depth, k).map_err(lua_fail)?;
                     pending = Some(v);
                 }
             }
@@ -423,11 +423,10 @@ impl Encoder<'_> {
     /// empty table, so it is written as an object), else -1. The maximum is
     /// kept in a C int, as cjson does, so keys past 2^31 make it an object.
     /// Pairs are visited one at a time.
-    fn array_length(&self, t: &Table) -> Answer<i32> {
+    fn array_length(&self, t: &Table, slot: usize) -> Answer<i32> {
         let mut max: i32 = 0;
         let mut count: i32 = 0;
-        for pair in t.clone().pairs::<Value, Value>() {
-            let (k, _) = pair.map_err(lua_fail)?;
+        while let Some((k, _)) = self.walker.next(t, &self.work, slot).map_err(lua_fail)? {
             let k = match k {
                 Value::Integer(i) => i as f64,
                 Value::Number(x) => x,
@@ -1260,6 +1259,8 @@ mod tests {
             r#""Found too many nested data structures (3) at character 3""#
         );
         assert_eq!(run("return cjson.encode_max_depth(nil)"), "2");
+        // redis-cli eval "return cjson.decode_max_depth(1e10)" 0 -> 1410065408
+        assert_eq!(run("return cjson.decode_max_depth(1e10)"), "1410065408");
     }
 
     // redis-cli: a cjson.new() table has settings of its own.

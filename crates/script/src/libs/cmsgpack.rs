@@ -14,6 +14,7 @@
 
 use super::{
     c_double_to_i32, c_double_to_i64, exact, lua_fail, Answer, Args, Fail, Installer, Spread,
+    Walker,
 };
 use mlua::{Lua, Table, Value};
 
@@ -24,7 +25,8 @@ const MAX_C_STACK: usize = 8000;
 
 pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
     let t = lib.lua().create_table()?;
-    t.set("pack", lib.function(pack)?)?;
+    let walker = lib.walker();
+    t.set("pack", lib.function(move |lua, a| pack(lua, &walker, a))?)?;
     t.set("unpack", lib.function(unpack)?)?;
     t.set("unpack_one", lib.function(unpack_one)?)?;
     t.set("unpack_limit", lib.function(unpack_limit)?)?;
@@ -35,7 +37,7 @@ pub(super) fn open(lib: &Installer<'_>) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn pack(lua: &Lua, args: &Args) -> Answer<Spread> {
+fn pack(lua: &Lua, walker: &Walker, args: &Args) -> Answer<Spread> {
     let n = args.len();
     if n == 0 {
         return Err(Fail::arg(0, "MessagePack pack needs input."));
@@ -43,25 +45,90 @@ fn pack(lua: &Lua, args: &Args) -> Answer<Spread> {
     if n + n > MAX_C_STACK {
         return Err(Fail::arg(0, "Too many arguments for MessagePack pack."));
     }
-    let mut out = Vec::new();
+    let state = lua.create_table().map_err(lua_fail)?;
+    let mut packer = Packer {
+        walker,
+        state,
+        out: Vec::new(),
+    };
     for i in 1..=n {
         let v = args.get(i).unwrap_or(Value::Nil);
-        encode(&mut out, &v, 0).map_err(lua_fail)?;
+        packer.encode(&v, 0).map_err(lua_fail)?;
     }
-    let s = lua.create_string(out).map_err(lua_fail)?;
+    let s = lua.create_string(packer.out).map_err(lua_fail)?;
     Spread::of(lua, vec![Value::String(s)])
 }
 
-fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
-    match v {
-        Value::String(s) => encode_bytes(out, &s.as_bytes()),
-        Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
-        Value::Integer(i) => encode_number(out, *i as f64),
-        Value::Number(x) => encode_number(out, *x),
-        Value::Table(t) if level < MAX_NESTING => encode_table(out, t, level)?,
-        _ => out.push(0xc0),
+/// Writes values; `state[level + 1]` holds the walk position in the table
+/// being written at `level`.
+struct Packer<'a> {
+    walker: &'a Walker,
+    state: Table,
+    out: Vec<u8>,
+}
+
+impl Packer<'_> {
+    fn encode(&mut self, v: &Value, level: usize) -> mlua::Result<()> {
+        match v {
+            Value::String(s) => encode_bytes(&mut self.out, &s.as_bytes()),
+            Value::Boolean(b) => self.out.push(if *b { 0xc3 } else { 0xc2 }),
+            Value::Integer(i) => encode_number(&mut self.out, *i as f64),
+            Value::Number(x) => encode_number(&mut self.out, *x),
+            Value::Table(t) if level < MAX_NESTING => self.encode_table(t, level)?,
+            _ => self.out.push(0xc0),
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Whether the keys of `t` are exactly the integers 1..n (n >= 0, the
+    /// maximum kept in a C int as lua-cmsgpack keeps it), and how many
+    /// pairs it has. Pairs are visited one at a time: mlua's reference
+    /// stack could not hold a big table's pairs at once.
+    fn shape(&self, t: &Table, slot: usize) -> mlua::Result<(bool, usize)> {
+        let mut array = true;
+        let mut max: i32 = 0;
+        let mut count = 0usize;
+        while let Some((k, _)) = self.walker.next(t, &self.state, slot)? {
+            count += 1;
+            if !array {
+                continue;
+            }
+            let n = match k {
+                Value::Integer(i) => i as f64,
+                Value::Number(x) => x,
+                _ => {
+                    array = false;
+                    continue;
+                }
+            };
+            if n <= 0.0 || n.is_infinite() || f64::from(c_double_to_i32(n)) != n {
+                array = false;
+                continue;
+            }
+            max = max.max(n as i32);
+        }
+        Ok((array && max as usize == count, count))
+    }
+
+    fn encode_table(&mut self, t: &Table, level: usize) -> mlua::Result<()> {
+        let slot = level + 1;
+        let (array, len) = self.shape(t, slot)?;
+        if array {
+            encode_header(&mut self.out, len, 0x90, 0xdc);
+            for i in 1..=len {
+                let v = exact(t, &Value::Number(i as f64), t.raw_get::<Value>(i)?);
+                self.encode(&v, level + 1)?;
+            }
+        } else {
+            encode_header(&mut self.out, len, 0x80, 0xde);
+            self.state.raw_set(slot, Value::Nil)?;
+            while let Some((k, v)) = self.walker.next(t, &self.state, slot)? {
+                self.encode(&k, level + 1)?;
+                self.encode(&v, level + 1)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn encode_bytes(out: &mut Vec<u8>, s: &[u8]) {
@@ -123,57 +190,6 @@ fn encode_int(out: &mut Vec<u8>, n: i64) {
         out.push(0xd3);
         out.extend_from_slice(&n.to_be_bytes());
     }
-}
-
-/// Whether the keys of `t` are exactly the integers 1..n (n >= 0, the
-/// maximum kept in a C int as lua-cmsgpack keeps it), and how many pairs it
-/// has. Pairs are visited one at a time: mlua's reference stack could not
-/// hold a big table's pairs at once.
-fn shape(t: &Table) -> mlua::Result<(bool, usize)> {
-    let mut array = true;
-    let mut max: i32 = 0;
-    let mut count = 0usize;
-    for pair in t.clone().pairs::<Value, Value>() {
-        let (k, _) = pair?;
-        count += 1;
-        if !array {
-            continue;
-        }
-        let n = match k {
-            Value::Integer(i) => i as f64,
-            Value::Number(x) => x,
-            _ => {
-                array = false;
-                continue;
-            }
-        };
-        if n <= 0.0 || n.is_infinite() || f64::from(c_double_to_i32(n)) != n {
-            array = false;
-            continue;
-        }
-        max = max.max(n as i32);
-    }
-    Ok((array && max as usize == count, count))
-}
-
-fn encode_table(out: &mut Vec<u8>, t: &Table, level: usize) -> mlua::Result<()> {
-    let (array, len) = shape(t)?;
-    if array {
-        encode_header(out, len, 0x90, 0xdc);
-        for i in 1..=len {
-            let v = exact(t, &Value::Number(i as f64), t.raw_get::<Value>(i)?);
-            encode(out, &v, level + 1)?;
-        }
-    } else {
-        encode_header(out, len, 0x80, 0xde);
-        for pair in t.clone().pairs::<Value, Value>() {
-            let (k, v) = pair?;
-            let v = exact(t, &k, v);
-            encode(out, &k, level + 1)?;
-            encode(out, &v, level + 1)?;
-        }
-    }
-    Ok(())
 }
 
 /// Array (0x90/0xdc) or map (0x80/0xde) header.

@@ -55,6 +55,7 @@ pub(crate) type Answer<T> = Result<T, Fail>;
 pub(crate) struct Installer<'lua> {
     lua: &'lua Lua,
     marker: Table,
+    walker: Walker,
 }
 
 impl<'lua> Installer<'lua> {
@@ -62,17 +63,27 @@ impl<'lua> Installer<'lua> {
         Ok(Installer {
             lua,
             marker: lua.create_table()?,
+            walker: Walker::new(lua)?,
         })
     }
 
     /// An installer inside a library call (for `cjson.new`), sharing the
-    /// failure marker of the one that built the calling function.
-    pub(crate) fn with_marker(lua: &'lua Lua, marker: Table) -> Installer<'lua> {
-        Installer { lua, marker }
+    /// failure marker and walker of the one that built the calling function.
+    pub(crate) fn inside(lua: &'lua Lua, parts: (Table, Walker)) -> Installer<'lua> {
+        Installer {
+            lua,
+            marker: parts.0,
+            walker: parts.1,
+        }
     }
 
-    pub(crate) fn marker(&self) -> Table {
-        self.marker.clone()
+    /// What `inside` needs, for a function to keep.
+    pub(crate) fn parts(&self) -> (Table, Walker) {
+        (self.marker.clone(), self.walker.clone())
+    }
+
+    pub(crate) fn walker(&self) -> Walker {
+        self.walker.clone()
     }
 
     pub(crate) fn lua(&self) -> &'lua Lua {
@@ -169,6 +180,7 @@ impl Spread {
     pub(crate) fn unshift(&mut self, v: Value) -> Answer<()> {
         for i in (1..=self.n).rev() {
             let moved = self.table.raw_get::<Value>(i).map_err(lua_fail)?;
+            let moved = exact(&self.table, &Value::Number(i as f64), moved);
             self.table.raw_set(i + 1, moved).map_err(lua_fail)?;
         }
         self.table.raw_set(1, v).map_err(lua_fail)?;
@@ -180,6 +192,50 @@ impl Spread {
 /// A failure of mlua itself (out of memory and the like), as a plain error.
 pub(crate) fn lua_fail(e: mlua::Error) -> Fail {
     Fail::error(e.to_string())
+}
+
+/// Walks a table's pairs in `next` order, keeping the position on the Lua
+/// side (`state[slot]`): a Rust copy of a key may be rounded by mlua (a key
+/// of -0.0 or 1e-300 arrives as 0), and Lua's `next` refuses a key the
+/// table does not hold. Keys and values come out exact, one pair at a time.
+#[derive(Clone)]
+pub(crate) struct Walker(Function);
+
+impl Walker {
+    fn new(lua: &Lua) -> mlua::Result<Walker> {
+        let step = lua
+            .load(
+                "local next = next\n\
+                 return function(t, state, slot)\n\
+                   local k, v = next(t, state[slot])\n\
+                   state[slot] = k\n\
+                   return k, v\n\
+                 end",
+            )
+            .set_name("=keel_libs")
+            .call::<Function>(())?;
+        Ok(Walker(step))
+    }
+
+    /// The pair after the key in `state[slot]`, which becomes that pair's
+    /// key (nil, and `None`, at the end).
+    pub(crate) fn next(
+        &self,
+        t: &Table,
+        state: &Table,
+        slot: usize,
+    ) -> mlua::Result<Option<(Value, Value)>> {
+        let (k, v): (Value, Value) = self.0.call((t.clone(), state.clone(), slot))?;
+        let k = match k {
+            Value::Nil => return Ok(None),
+            Value::Integer(i) if (-1..=1).contains(&i) => {
+                Value::Number(state.raw_get::<f64>(slot)?)
+            }
+            other => other,
+        };
+        let v = exact(t, &k, v);
+        Ok(Some((k, v)))
+    }
 }
 
 /// `value` as read from `table[key]` by mlua, with a number near 0 or ±1
@@ -773,9 +829,23 @@ mod tests {
         );
     }
 
-    // The numbers mlua would round to 0 or ±1 reach the libraries exactly.
+    // The numbers mlua would round to 0 or ±1 reach the libraries exactly,
+    // keys included. redis-cli --no-raw eval "local z = -0.0 local t = {}
+    // t[z] = 1 t[1e-300] = 2 t[1 - 2^-53] = 3 return cjson.encode(t)" 0
     #[test]
     fn numbers_arrive_exactly() {
+        assert_eq!(
+            eval("local z = -0.0 local t = {} t[z] = 1 t[1e-300] = 2 t[1 - 2^-53] = 3 return cjson.encode(t)"),
+            r#""{\"-0\":1,\"1e-300\":2,\"1\":3}""#
+        );
+        assert_eq!(
+            eval("local t = {} t[1e-300] = 1 return cmsgpack.pack(t) == '\\129\\203\\1\\165\\110\\31\\194\\248\\243\\89\\1'"),
+            "true"
+        );
+        assert_eq!(
+            eval("local t = {} t[1 - 2^-53] = 1 return cmsgpack.pack(t) == '\\129\\203\\63\\239\\255\\255\\255\\255\\255\\255\\1'"),
+            "true"
+        );
         assert_eq!(
             eval("return cjson.encode({-0.0, 1e-300, 1 - 2^-53})"),
             r#""[-0,1e-300,1]""#
