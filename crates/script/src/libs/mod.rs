@@ -2,14 +2,20 @@
 //! `cmsgpack`, `bit` and `struct`.
 //!
 //! `open_all` installs the four global tables. Every library function is a
-//! Rust callback behind a two-line Lua trampoline: the callback answers either
-//! its results or a failure marker plus a message, and the trampoline raises
-//! that message with `error(msg, 0)`. Scripts therefore see plain string errors
-//! (as they do in Redis, where the C libraries call `luaL_error`), not mlua's
-//! wrapped Rust errors, and `pcall(cjson.decode, s)` yields the same string.
-//! The message carries what Lua's auxiliary library would add: the caller's
-//! position (`user_script:1: `) and, for argument errors, the name the caller
-//! used for the function (`bad argument #1 to 'band' (...)`).
+//! Rust body behind a small C trampoline: the body answers either a table of
+//! results or a failure marker plus a message, and the trampoline spreads the
+//! results or raises the message with `lua_error`. Scripts therefore see plain
+//! string errors (as in Redis, where the C libraries call `luaL_error`), not
+//! mlua's wrapped Rust errors, and `pcall(cjson.decode, s)` yields the same
+//! string. The message carries what Lua's auxiliary library would add: the
+//! caller's position (`user_script:1: `) and, for argument errors, the name
+//! the caller used for the function (`bad argument #1 to 'band' (...)`).
+//!
+//! Invariants: no library call holds more than a handful of mlua references
+//! at once (mlua has room for about 8000 in the whole VM and panics beyond),
+//! numbers are read exactly (mlua rounds numbers within 2^-52 of 0 or ±1 to
+//! that integer), and nothing recurses on input depth: deep input is walked
+//! with explicit stacks and stops where Redis's C code meets Lua's C stack.
 
 mod bit;
 mod cjson;
@@ -555,18 +561,10 @@ pub(crate) fn strtod(s: &[u8]) -> (f64, usize) {
             j = k;
         }
     }
+    // Rust's parser takes the same decimal syntax ("1.", ".5", "1.e5") and
+    // rounds correctly, as glibc does.
     let text = std::str::from_utf8(&s[i..j]).unwrap_or("0");
-    // Rust rejects a trailing or leading bare "." that C accepts ("1." / ".5").
-    let value = text
-        .parse::<f64>()
-        .or_else(|_| format!("{}0", text.replace(".e", ".0e").replace(".E", ".0E")).parse::<f64>())
-        .or_else(|_| {
-            text.replace(".e", ".0e")
-                .replace(".E", ".0E")
-                .parse::<f64>()
-        })
-        .unwrap_or(0.0);
-    (signed(value), j)
+    (signed(text.parse::<f64>().unwrap_or(0.0)), j)
 }
 
 /// The digits after "0x" of a C hexadecimal float: value and bytes used.
@@ -827,6 +825,37 @@ mod tests {
             eval("return struct.unpack(string.rep('c1', 7997), string.rep('a', 8000), 1)"),
             "ERR user_script:1: stack overflow (too many results)"
         );
+    }
+
+    // Lua's string-to-number coercion, as tonumber shows it in Redis:
+    // redis-cli eval "return tostring(tonumber('0x1p4'))" 0 and so on.
+    #[test]
+    fn strings_read_as_numbers_like_lua() {
+        use super::str_to_number as n;
+        let cases: &[(&str, Option<f64>)] = &[
+            ("1.", Some(1.0)),
+            (".5", Some(0.5)),
+            ("1.e5", Some(100000.0)),
+            ("0x10", Some(16.0)),
+            ("0x1p4", Some(16.0)),
+            (" 12 ", Some(12.0)),
+            ("1e", None),
+            ("inf", Some(f64::INFINITY)),
+            ("0x", None),
+            ("0x.8", Some(0.5)),
+            ("1e+", None),
+            ("  -0x1A  ", Some(-26.0)),
+            ("1.5e-3x", None),
+            ("infinity", Some(f64::INFINITY)),
+            ("infinit", None),
+            ("0X1P-2", Some(0.25)),
+            ("", None),
+            ("1\0junk", Some(1.0)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(n(text.as_bytes()), *want, "{text:?}");
+        }
+        assert!(n(b"-nan").is_some_and(|x| x.is_nan() && x.is_sign_negative()));
     }
 
     // The numbers mlua would round to 0 or ±1 reach the libraries exactly,
