@@ -173,6 +173,17 @@ mod tests {
             eval("return bit.tobit()"),
             "ERR user_script:1: bad argument #1 to 'tobit' (number expected, got no value)"
         );
+        // redis-cli eval "return bit:band(1)" 0 and "return bit.band(1, nil)" 0
+        assert_eq!(
+            eval("return bit:band(1)"),
+            "ERR user_script:1: calling 'band' on bad self (number expected, got table)"
+        );
+        assert_eq!(
+            eval("return bit.band(1, nil)"),
+            "ERR user_script:1: bad argument #2 to 'band' (number expected, got nil)"
+        );
+        // redis-cli eval "return bit.tohex(1, -2147483648)" 0 -> "00000001"
+        assert_eq!(eval("return bit.tohex(1, -2147483648)"), r#""00000001""#);
         // "0" is a number, so 0 is fine; a non-number that happens to be 0 is not.
         assert_eq!(eval("return bit.tobit('0'), bit.tobit(2^32)"), "0 0");
     }
