@@ -515,16 +515,18 @@ pub(crate) fn strtod(s: &[u8]) -> (f64, usize) {
     }
     if starts(b"nan") {
         let mut end = i + 3;
+        let mut nan = f64::NAN;
         if s.get(end) == Some(&b'(') {
             let mut j = end + 1;
             while j < s.len() && (s[j].is_ascii_alphanumeric() || s[j] == b'_') {
                 j += 1;
             }
             if s.get(j) == Some(&b')') {
+                nan = nan_with_payload(&s[end + 1..j]);
                 end = j + 1;
             }
         }
-        return (signed(f64::NAN), end);
+        return (signed(nan), end);
     }
     if rest.len() >= 2 && rest[0] == b'0' && (rest[1] | 0x20) == b'x' {
         if let Some((v, used)) = hex_float(&rest[2..]) {
@@ -565,6 +567,31 @@ pub(crate) fn strtod(s: &[u8]) -> (f64, usize) {
     // rounds correctly, as glibc does.
     let text = std::str::from_utf8(&s[i..j]).unwrap_or("0");
     (signed(text.parse::<f64>().unwrap_or(0.0)), j)
+}
+
+/// glibc's "nan(CHARS)": when CHARS read wholly as an unsigned integer
+/// (C's base 0: 0x hex, 0 octal, else decimal), its low 51 bits become the
+/// payload of a quiet NaN (`bit.tobit('nan(123)')` is 123 in Redis).
+fn nan_with_payload(chars: &[u8]) -> f64 {
+    let (digits, radix) = match chars {
+        [b'0', b'x' | b'X', rest @ ..] if !rest.is_empty() => (rest, 16),
+        [b'0', rest @ ..] if !rest.is_empty() => (rest, 8),
+        _ => (chars, 10),
+    };
+    let mut mant: u64 = 0;
+    for c in digits {
+        let Some(d) = (*c as char).to_digit(radix) else {
+            return f64::NAN;
+        };
+        mant = mant
+            .saturating_mul(u64::from(radix))
+            .saturating_add(u64::from(d));
+    }
+    let payload = mant & ((1 << 51) - 1);
+    if payload == 0 {
+        return f64::NAN;
+    }
+    f64::from_bits(f64::NAN.to_bits() | payload)
 }
 
 /// The digits after "0x" of a C hexadecimal float: value and bytes used.
@@ -856,6 +883,13 @@ mod tests {
             assert_eq!(n(text.as_bytes()), *want, "{text:?}");
         }
         assert!(n(b"-nan").is_some_and(|x| x.is_nan() && x.is_sign_negative()));
+        // redis-cli eval "return bit.tobit('nan(123)')" 0 -> 123 (glibc's NaN payload)
+        assert_eq!(
+            super::testutil::eval(
+                "return bit.tobit('nan(123)'), bit.tobit('nan(0x10)'), bit.tobit('nan(x)')"
+            ),
+            "123 16 0"
+        );
     }
 
     // The numbers mlua would round to 0 or ±1 reach the libraries exactly,
