@@ -627,13 +627,8 @@ impl Lexer<'_> {
     }
 
     fn number(&mut self) -> Token {
-        let end = self
-            .data
-            .iter()
-            .skip(self.ptr)
-            .position(|c| *c == 0)
-            .map_or(self.data.len(), |n| self.ptr + n);
-        let (value, used) = strtod(&self.data[self.ptr..end]);
+        // No number syntax takes a NUL, so strtod stops where C's would.
+        let (value, used) = strtod(&self.data[self.ptr..]);
         if used == 0 {
             return self.fail("invalid number");
         }
@@ -1279,7 +1274,7 @@ mod tests {
 
     // The C-stack limits met with the depth settings raised, found with
     // redis-cli against Redis 7.0.15: arrays decode 7998 deep, objects 3999;
-    // arrays encode 7997 deep.
+    // arrays encode 7997 deep, objects 3999.
     #[test]
     fn stack_limits() {
         let lua = vm();
@@ -1315,6 +1310,21 @@ mod tests {
                 "{nest} local ok, e = pcall(cjson.encode, nest(7997)) return e"
             )),
             r#""Cannot serialise, excessive nesting (7998)""#
+        );
+        // Objects hold a key and a value per level: 3999 deep, not 4000.
+        let objects =
+            "local function nest(n) local t = {} for i=1,n do t = {a=t} end return t end ";
+        assert_eq!(
+            run(&format!(
+                "{objects} return (pcall(cjson.encode, nest(3998)))"
+            )),
+            "true"
+        );
+        assert_eq!(
+            run(&format!(
+                "{objects} local ok, e = pcall(cjson.encode, nest(3999)) return e"
+            )),
+            r#""Cannot serialise, excessive nesting (4000)""#
         );
         // Far deeper input ends at the same limit, without recursion.
         assert_eq!(

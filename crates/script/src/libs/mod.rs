@@ -98,51 +98,74 @@ impl<'lua> Installer<'lua> {
 
     /// A library function running `body` on its arguments.
     ///
-    /// Arguments and results travel in Lua tables between the trampoline and
-    /// the body, for three reasons. mlua hands a number within 2^-52 of 0 or
-    /// ±1 over as that integer (-0.0 and 1e-300 would arrive as 0), while a
-    /// number read from a table as `f64` is exact. Every Lua value a Rust
-    /// frame holds takes a slot of mlua's reference stack, which has room for
-    /// about 8000 in the whole VM (and panics beyond), so a call with
-    /// thousands of string arguments, or answering thousands of values, must
-    /// not hold them all at once. And mlua cannot return as many values from
-    /// a callback as Lua lets a C function (`cmsgpack.unpack` may answer
-    /// 7999); the trampoline spreads the results table on its own stack.
+    /// Few arguments and results travel as plain values; many travel in Lua
+    /// tables, for three reasons. Every Lua value a Rust frame holds takes a
+    /// slot of mlua's reference stack, which has room for about 8000 in the
+    /// whole VM (and panics beyond), so a call with thousands of string
+    /// arguments, or answering thousands of values, must not hold them all at
+    /// once. mlua cannot return as many values from a callback as Lua lets a
+    /// C function (`cmsgpack.unpack` may answer 7999); the trampoline spreads
+    /// a results table on its own stack. And mlua hands a number closer than
+    /// 2^-52 to 0 over as the integer 0 (-0.0 and 1e-300 would arrive as 0),
+    /// while a number read from a table as `f64` is exact: the trampoline
+    /// uses a table whenever an argument is such a number.
     pub(crate) fn function<F>(&self, body: F) -> mlua::Result<Function>
     where
         F: Fn(&Lua, &Args) -> Answer<Spread> + 'static,
     {
         let marker = self.marker.clone();
-        let body = self
-            .lua
-            .create_function(move |lua, (table, n): (Table, i64)| {
-                let args = Args {
-                    table,
-                    n: n.max(0) as usize,
-                };
-                let reply = match body(lua, &args) {
-                    Ok(out) => (Value::Table(out.table), Value::Number(out.n as f64)),
-                    Err(fail) => (
+        let body = self.lua.create_function(move |lua, mut args: MultiValue| {
+            let args = match args.pop_front() {
+                Some(Value::Table(table)) => {
+                    let n = match args.pop_front() {
+                        Some(Value::Integer(n)) => n.max(0) as usize,
+                        Some(Value::Number(n)) => n.max(0.0) as usize,
+                        _ => 0,
+                    };
+                    Args {
+                        direct: Vec::new(),
+                        table: Some(table),
+                        n,
+                    }
+                }
+                _ => Args {
+                    n: args.len(),
+                    direct: args.into_vec(),
+                    table: None,
+                },
+            };
+            match body(lua, &args) {
+                Ok(out) => out.into_reply(),
+                Err(fail) => {
+                    let msg = lua.create_string(render(lua, fail))?;
+                    Ok(MultiValue::from_vec(vec![
                         Value::Table(marker.clone()),
-                        Value::String(lua.create_string(render(lua, fail))?),
-                    ),
-                };
-                Ok(MultiValue::from_vec(vec![reply.0, reply.1]))
-            })?;
+                        Value::String(msg),
+                    ]))
+                }
+            }
+        })?;
         raising::wrap(self.lua, body, self.marker.clone())
     }
 }
 
-/// The results of a library call, collected in a Lua table.
+/// Results answered as plain values; more go to a table.
+const FEW: usize = 16;
+
+/// The results of a library call: a few values, or a Lua table of them.
 pub(crate) struct Spread {
-    table: Table,
+    lua: Lua,
+    few: Vec<Value>,
+    table: Option<Table>,
     n: usize,
 }
 
 impl Spread {
     pub(crate) fn new(lua: &Lua) -> Answer<Spread> {
         Ok(Spread {
-            table: lua.create_table().map_err(lua_fail)?,
+            lua: lua.clone(),
+            few: Vec::new(),
+            table: None,
             n: 0,
         })
     }
@@ -155,9 +178,37 @@ impl Spread {
         Ok(out)
     }
 
+    /// The table, created (and given the values so far) on first need.
+    fn table(&mut self) -> Answer<&Table> {
+        if self.table.is_none() {
+            let table = self.lua.create_table().map_err(lua_fail)?;
+            for (i, v) in self.few.drain(..).enumerate() {
+                table.raw_set(i + 1, v).map_err(lua_fail)?;
+            }
+            self.table = Some(table);
+        }
+        Ok(self.table.as_ref().expect("just set"))
+    }
+
+    fn get(&self, i: usize) -> Answer<Value> {
+        match &self.table {
+            None => Ok(self.few.get(i - 1).cloned().unwrap_or(Value::Nil)),
+            Some(t) => {
+                let v = t.raw_get::<Value>(i).map_err(lua_fail)?;
+                Ok(exact(t, &Value::Number(i as f64), v))
+            }
+        }
+    }
+
     pub(crate) fn push(&mut self, v: Value) -> Answer<()> {
+        if self.table.is_none() && self.few.len() < FEW {
+            self.few.push(v);
+        } else {
+            let n = self.n;
+            self.table()?.raw_set(n + 1, v).map_err(lua_fail)?;
+        }
         self.n += 1;
-        self.table.raw_set(self.n, v).map_err(lua_fail)
+        Ok(())
     }
 
     /// Removes and returns the last result.
@@ -165,8 +216,13 @@ impl Spread {
         if self.n == 0 {
             return Ok(Value::Nil);
         }
-        let v = self.table.raw_get::<Value>(self.n).map_err(lua_fail)?;
-        self.table.raw_set(self.n, Value::Nil).map_err(lua_fail)?;
+        let v = self.get(self.n)?;
+        match &self.table {
+            None => {
+                self.few.pop();
+            }
+            Some(t) => t.raw_set(self.n, Value::Nil).map_err(lua_fail)?,
+        }
         self.n -= 1;
         Ok(v)
     }
@@ -175,7 +231,7 @@ impl Spread {
         if self.n == 0 {
             return Ok(Value::Nil);
         }
-        self.table.raw_get::<Value>(self.n).map_err(lua_fail)
+        self.get(self.n)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -184,14 +240,37 @@ impl Spread {
 
     /// Puts `v` first, before the results so far.
     pub(crate) fn unshift(&mut self, v: Value) -> Answer<()> {
-        for i in (1..=self.n).rev() {
-            let moved = self.table.raw_get::<Value>(i).map_err(lua_fail)?;
-            let moved = exact(&self.table, &Value::Number(i as f64), moved);
-            self.table.raw_set(i + 1, moved).map_err(lua_fail)?;
+        if self.table.is_none() && self.few.len() < FEW {
+            self.few.insert(0, v);
+            self.n += 1;
+            return Ok(());
         }
-        self.table.raw_set(1, v).map_err(lua_fail)?;
+        let n = self.n;
+        self.table()?;
+        for i in (1..=n).rev() {
+            let moved = self.get(i)?;
+            self.table()?.raw_set(i + 1, moved).map_err(lua_fail)?;
+        }
+        self.table()?.raw_set(1, v).map_err(lua_fail)?;
         self.n += 1;
         Ok(())
+    }
+
+    /// What the body hands the trampoline: `true` and the values, or the
+    /// table and the count.
+    fn into_reply(self) -> mlua::Result<MultiValue> {
+        match self.table {
+            None => {
+                let mut values = Vec::with_capacity(self.few.len() + 1);
+                values.push(Value::Boolean(true));
+                values.extend(self.few);
+                Ok(MultiValue::from_vec(values))
+            }
+            Some(t) => Ok(MultiValue::from_vec(vec![
+                Value::Table(t),
+                Value::Number(self.n as f64),
+            ])),
+        }
     }
 }
 
@@ -275,9 +354,13 @@ mod raising {
         }
     }
 
-    /// Calls upvalue 1 (the body) with a table of the arguments and their
-    /// count. The body answers a table of results and their count, or
-    /// upvalue 2 (the failure marker) and the message to raise.
+    /// Arguments passed as plain values at most; more go in a table.
+    const FEW_ARGS: c_int = 8;
+
+    /// Calls upvalue 1 (the body) with `false` and the arguments, or with a
+    /// table of them and their count. The body answers `true` and the
+    /// results, a table of results and their count, or upvalue 2 (the
+    /// failure marker) and the message to raise.
     unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
         // SAFETY: a C function called by Lua with its two upvalues set by
         // `wrap`. No Rust value with a destructor is alive in this frame, so
@@ -288,18 +371,39 @@ mod raising {
             if ffi::lua_checkstack(state, 3) == 0 {
                 return ffi::luaL_error(state, c"stack overflow".as_ptr());
             }
-            ffi::lua_createtable(state, nargs, 0);
-            ffi::lua_insert(state, 1);
-            for i in (1..=nargs).rev() {
-                ffi::lua_rawseti(state, 1, ffi::lua_Integer::from(i));
-            }
-            ffi::lua_pushinteger(state, ffi::lua_Integer::from(nargs));
+            // mlua would read a number closer than 2^-52 to 0 as the integer 0.
+            let tabled = nargs > FEW_ARGS
+                || (1..=nargs).any(|i| {
+                    if ffi::lua_type(state, i) != ffi::LUA_TNUMBER {
+                        return false;
+                    }
+                    let x = ffi::lua_tonumber(state, i);
+                    x.abs() < f64::EPSILON && x.to_bits() != 0
+                });
+            let call_args = if tabled {
+                ffi::lua_createtable(state, nargs, 0);
+                ffi::lua_insert(state, 1);
+                for i in (1..=nargs).rev() {
+                    ffi::lua_rawseti(state, 1, ffi::lua_Integer::from(i));
+                }
+                ffi::lua_pushinteger(state, ffi::lua_Integer::from(nargs));
+                2
+            } else {
+                ffi::lua_pushboolean(state, 0);
+                ffi::lua_insert(state, 1);
+                nargs + 1
+            };
             ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
             ffi::lua_insert(state, 1);
-            ffi::lua_call(state, 2, 2);
+            ffi::lua_call(state, call_args, ffi::LUA_MULTRET);
+            let top = ffi::lua_gettop(state);
             if ffi::lua_rawequal(state, 1, ffi::lua_upvalueindex(2)) != 0 {
                 ffi::lua_settop(state, 2);
                 ffi::lua_error(state);
+            }
+            if ffi::lua_type(state, 1) == ffi::LUA_TBOOLEAN {
+                ffi::lua_remove(state, 1);
+                return top - 1;
             }
             let n = ffi::lua_tointeger(state, 2) as c_int;
             ffi::lua_settop(state, 1);
@@ -372,9 +476,11 @@ fn position(lua: &Lua) -> Vec<u8> {
     }
 }
 
-/// The arguments of one call, with `lauxlib`'s checks (1-based like Lua).
+/// The arguments of one call, with `lauxlib`'s checks (1-based like Lua):
+/// a few values, or a Lua table of them.
 pub(crate) struct Args {
-    table: Table,
+    direct: Vec<Value>,
+    table: Option<Table>,
     n: usize,
 }
 
@@ -388,9 +494,13 @@ impl Args {
         if n == 0 || n > self.n {
             return None;
         }
-        let key = Value::Number(n as f64);
-        let v = self.table.raw_get::<Value>(n).unwrap_or(Value::Nil);
-        Some(exact(&self.table, &key, v))
+        match &self.table {
+            None => self.direct.get(n - 1).cloned(),
+            Some(t) => {
+                let v = t.raw_get::<Value>(n).unwrap_or(Value::Nil);
+                Some(exact(t, &Value::Number(n as f64), v))
+            }
+        }
     }
 
     pub(crate) fn is_none_or_nil(&self, n: usize) -> bool {
