@@ -585,7 +585,15 @@ mod tests {
         ) {
             let d_bits = d.to_bits();
             let order = if big { ">" } else { "<" };
-            let d = if d.is_infinite() { format!("({}1/0)", if d < 0.0 { "-" } else { "" }) } else { format!("{d:?}") };
+            // Literals Lua would fold or merge (-0.0 shares the constant 0) are
+            // computed at run time instead.
+            let d = if d.is_infinite() {
+                format!("({}1/0)", if d < 0.0 { "-" } else { "" })
+            } else if d == 0.0 && d.is_sign_negative() {
+                "(-1/(1/0))".to_string()
+            } else {
+                format!("{d:?}")
+            };
             let fmt = format!("{order}!{align}bHild s");
             let code = format!(
                 "local s = struct.pack('{fmt}', {b}, {hh}, {i}, {l}, {d}, '{s}') \
