@@ -184,6 +184,16 @@ mod tests {
         );
         // redis-cli eval "return bit.tohex(1, -2147483648)" 0 -> "00000001"
         assert_eq!(eval("return bit.tohex(1, -2147483648)"), r#""00000001""#);
+        // Inside a coroutine the caller's frame is the coroutine's:
+        // redis-cli eval "local co = coroutine.wrap(function() return bit.band('x') end) return co()" 0
+        assert_eq!(
+            eval("local co = coroutine.wrap(function() return bit.band('x') end) return co()"),
+            "ERR user_script:1: user_script:1: bad argument #1 to 'band' (number expected, got string)"
+        );
+        assert_eq!(
+            eval("local co = coroutine.create(function() local x = cjson.decode('[') return x end) local ok, e = coroutine.resume(co) return e"),
+            r#""user_script:1: Expected value but found T_END at character 2""#
+        );
         // "0" is a number, so 0 is fine; a non-number that happens to be 0 is not.
         assert_eq!(eval("return bit.tobit('0'), bit.tobit(2^32)"), "0 0");
     }
