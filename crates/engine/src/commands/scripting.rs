@@ -299,6 +299,9 @@ fn run_script(
 /// Whether a script command (EVAL..., FCALL...) must take every shard before
 /// it starts: it reached an undeclared key before.
 pub(crate) fn wants_every_shard(engine: &Engine, argv: &[Bytes]) -> bool {
+    if !engine.scripting.any_learned() {
+        return false;
+    }
     let (Some(name), Some(first)) = (argv.first(), argv.get(1)) else {
         return false;
     };

@@ -149,7 +149,13 @@ pub fn parse_sha(hex: &[u8]) -> Option<Sha> {
 }
 
 pub fn hex(sha: &Sha) -> String {
-    sha.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(40);
+    for b in sha {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    s
 }
 
 /// What the learned set calls a script: its sha for EVAL, `fn:` and its name
@@ -211,6 +217,12 @@ impl Scripting {
     pub fn flush_scripts(&self) {
         self.scripts.write().clear();
         self.bump_generation();
+    }
+
+    /// Whether any script has been learned (one relaxed load).
+    #[inline]
+    pub(crate) fn any_learned(&self) -> bool {
+        self.learned_count.load(Ordering::Relaxed) > 0
     }
 
     pub(crate) fn learned(&self, key: &[u8]) -> bool {
