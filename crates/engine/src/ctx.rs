@@ -94,6 +94,8 @@ pub struct Ctx<'a> {
     pub(crate) nested: u32,
     /// Arguments MONITOR must not show (passwords), recorded by the handler.
     pub(crate) redacted: Vec<usize>,
+    /// A script is running this command (MONITOR shows `lua`, SLOWLOG no client).
+    pub(crate) in_script: bool,
 }
 
 impl<'a> Ctx<'a> {

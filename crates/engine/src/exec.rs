@@ -190,6 +190,7 @@ impl Engine {
             ready: Vec::new(),
             nested: 0,
             redacted: Vec::new(),
+            in_script: false,
         };
         let reply = run(&mut ctx, id, &argv);
         tick.last = ctx.tick.last;

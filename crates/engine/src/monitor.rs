@@ -150,13 +150,21 @@ pub(crate) fn feed(ctx: &mut Ctx<'_>, spec: &CommandSpec, argv: &[Bytes]) {
         return;
     }
     let now_us = ctx.engine.clock.now_us();
-    let line = format_line(
-        now_us,
-        ctx.session.db,
-        &ctx.session.handle.addr,
-        argv,
-        &redacted,
-    );
+    // Commands a script runs show `lua` where the client's address goes.
+    let addr = if ctx.in_script {
+        "lua"
+    } else {
+        ctx.session.handle.addr.as_str()
+    };
+    let line = format_line(now_us, ctx.session.db, addr, argv, &redacted);
+    ctx.engine.monitors.push(&line);
+}
+
+/// Show a script command (EVAL, FCALL: `skip_monitor`) before the commands
+/// it runs, as Redis does.
+pub(crate) fn feed_script(ctx: &Ctx<'_>, argv: &[Bytes]) {
+    let now_us = ctx.engine.clock.now_us();
+    let line = format_line(now_us, ctx.session.db, &ctx.session.handle.addr, argv, &[]);
     ctx.engine.monitors.push(&line);
 }
 

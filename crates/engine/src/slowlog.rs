@@ -134,10 +134,17 @@ pub(crate) fn after_command(ctx: &Ctx<'_>, spec: &CommandSpec, argv: &[Bytes], u
     if slow && !spec.flags.contains(Flags::SKIP_SLOWLOG) {
         let max_len = ops.slowlog_max_len.load(Ordering::Relaxed).max(0) as usize;
         let handle = &ctx.session.handle;
-        let name = handle.name.lock().clone().unwrap_or_default();
-        engine
-            .slowlog
-            .push(max_len, now_s, usec, argv, &handle.addr, name);
+        if ctx.in_script {
+            // A command a script ran has no client of its own, as in Redis.
+            engine
+                .slowlog
+                .push(max_len, now_s, usec, argv, "?:0", Bytes::new());
+        } else {
+            let name = handle.name.lock().clone().unwrap_or_default();
+            engine
+                .slowlog
+                .push(max_len, now_s, usec, argv, &handle.addr, name);
+        }
     }
 }
 

@@ -187,6 +187,9 @@ fn eval_generic(
         return Err(CmdError::err(RO_WITH_WRITE));
     }
     let learn = || Bytes::from(hex(&sha));
+    if ctx.engine.monitors.active() {
+        crate::monitor::feed_script(ctx, args.argv());
+    }
     Ok(run_script(
         ctx,
         true,
@@ -231,6 +234,9 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
     let learn = || scripting::learn_key_function(name.as_bytes());
     let all = || args.argv().to_vec();
     let label = || name.clone();
+    if ctx.engine.monitors.active() {
+        crate::monitor::feed_script(ctx, args.argv());
+    }
     Ok(run_script(
         ctx,
         false,

@@ -232,8 +232,10 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         let saved = self.ctx.session.proto;
         self.ctx.session.proto = self.resp;
         self.ctx.nested += 1;
+        self.ctx.in_script = true;
         let logged_before = self.ctx.effects.len();
         let reply = crate::exec::run(self.ctx, id, &argv);
+        self.ctx.in_script = false;
         if !self.logged {
             self.ctx.effects.truncate(logged_before);
         }
