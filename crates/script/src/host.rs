@@ -283,9 +283,10 @@ impl Vm {
             Ok((false, Value::String(s))) => {
                 // Errors the handler never saw (out of memory).
                 Frame::error(format!(
-                    "ERR Error running script {}: {}",
+                    "ERR Error running script {}: {} (a Lua VM holds at most {} MiB)",
                     script_name(),
-                    s.to_string_lossy()
+                    s.to_string_lossy(),
+                    VM_MEMORY_LIMIT >> 20
                 ))
             }
             Ok((false, other)) => Frame::error(format!("ERR Error running script: {other:?}")),
