@@ -369,7 +369,21 @@ pub enum Locks<'c, 'a> {
     Take,
 }
 
-fn flip_with(engine: &Engine, locks: Locks<'_, '_>, also: &mut dyn FnMut()) -> Counts {
+/// Every shard, locked before the job slot when the caller holds none: a
+/// command that holds its shards takes the job slot after them (BGSAVE,
+/// INFO), so the cron must take them in that order too.
+type Taken<'e> = Option<Vec<(usize, parking_lot::MutexGuard<'e, Shard>)>>;
+
+fn take_first<'e>(engine: &'e Engine, locks: &Locks<'_, '_>) -> Taken<'e> {
+    matches!(locks, Locks::Take).then(|| engine.lock_all_shards())
+}
+
+fn flip_with(
+    engine: &Engine,
+    locks: Locks<'_, '_>,
+    taken: Taken<'_>,
+    also: &mut dyn FnMut(),
+) -> Counts {
     let dbs = engine.keyspace.databases();
     match locks {
         Locks::Held(ctx) => {
@@ -378,8 +392,8 @@ fn flip_with(engine: &Engine, locks: Locks<'_, '_>, also: &mut dyn FnMut()) -> C
             c
         }
         Locks::Take => {
-            let mut guards: Vec<_> = engine
-                .lock_all_shards()
+            let mut guards: Vec<_> = taken
+                .unwrap_or_else(|| engine.lock_all_shards())
                 .into_iter()
                 .map(|(_, g)| g)
                 .collect();
@@ -402,6 +416,7 @@ fn owned(engine: &Engine) -> Option<Arc<Engine>> {
 /// BGSAVE: flip now, write on a background thread. Err when a job runs.
 pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind> {
     let p = &engine.persist;
+    let taken = take_first(engine, &locks);
     let mut job = p.job.lock();
     if let Some(j) = job.as_ref() {
         return Err(j.kind);
@@ -411,7 +426,7 @@ pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind
     };
     let dirty = engine.stats.dirty();
     let mut libs = Vec::new();
-    let counts = flip_with(engine, locks, &mut || libs = libraries(engine));
+    let counts = flip_with(engine, locks, taken, &mut || libs = libraries(engine));
     let gen = p.job_gen.fetch_add(1, Ordering::SeqCst) + 1;
     *job = Some(Job {
         kind: JobKind::Bgsave,
@@ -474,6 +489,7 @@ fn aof_dir(engine: &Engine) -> (PathBuf, String) {
 /// written in the background and a second manifest replaces the old files.
 pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind> {
     let p = &engine.persist;
+    let taken = take_first(engine, &locks);
     let mut job = p.job.lock();
     if let Some(j) = job.as_ref() {
         return Err(j.kind);
@@ -515,7 +531,7 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
     let rdb = engine.config.get_bool("aof-use-rdb-preamble");
     let mut incr_file = incr_file;
     let mut libs = Vec::new();
-    let counts = flip_with(engine, locks, &mut || {
+    let counts = flip_with(engine, locks, taken, &mut || {
         libs = libraries(engine);
         if let Some(f) = incr_file.take() {
             if turning_on {
