@@ -126,12 +126,14 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (self.rejected(&argv, Some(id), CmdError::NoAuth), Vec::new());
         }
-        if self.scripting.busy.any() && !spec.flags.contains(Flags::ALLOW_BUSY) {
-            let e = CmdError::msg(self.scripting.busy.refusal());
-            return (self.rejected(&argv, Some(id), e), Vec::new());
-        }
-        if self.scripting.busy.any() && spec.name == "SHUTDOWN" {
-            return (self.shutdown_busy(session, &argv), Vec::new());
+        if self.scripting.busy.any() {
+            if spec.name == "SHUTDOWN" {
+                return (self.shutdown_busy(session, &argv), Vec::new());
+            }
+            if !spec.flags.contains(Flags::ALLOW_BUSY) {
+                let e = CmdError::msg(self.scripting.busy.refusal());
+                return (self.rejected(&argv, Some(id), e), Vec::new());
+            }
         }
         if self.monitors.active() && session.monitor.is_some() {
             if let Some(e) = crate::monitor::refuse(spec) {

@@ -186,7 +186,7 @@ fn eval_generic(
     if ro && flags.is_some() && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
-    let learn = || Bytes::from(hex(&sha));
+    let learn = || scripting::learn_key_eval(&sha);
     if ctx.engine.monitors.active() {
         crate::monitor::feed_script(ctx, args.argv());
     }
@@ -282,7 +282,6 @@ fn run_script(
         }
         // Nothing was written: run again from the start holding, in order,
         // every shard the script reached.
-        engine.scripting.escalations.fetch_add(1, Ordering::Relaxed);
         ctx.guards = Guards::None;
         ctx.guards = Guards::Many(engine.lock_shards(&wanted));
     };
@@ -313,7 +312,7 @@ pub(crate) fn wants_every_shard(engine: &Engine, argv: &[Bytes]) -> bool {
     };
     let upper = name.to_ascii_uppercase();
     let key = match upper.as_slice() {
-        b"EVAL" | b"EVAL_RO" => Bytes::from(hex(&sha1(first))),
+        b"EVAL" | b"EVAL_RO" => scripting::learn_key_eval(&sha1(first)),
         b"EVALSHA" | b"EVALSHA_RO" => Bytes::from(first.to_ascii_lowercase()),
         _ => scripting::learn_key_function(first),
     };

@@ -79,8 +79,6 @@ pub struct Scripting {
     pub(crate) token: Mutex<()>,
     /// Scripts running for longer than `busy-reply-threshold`.
     pub busy: Arc<Busy>,
-    /// How many scripts took every shard because of an undeclared key.
-    pub escalations: AtomicU64,
     /// Set by SHUTDOWN NOSAVE while a script is busy: the script stops.
     pub shutdown: Arc<std::sync::atomic::AtomicBool>,
 }

@@ -77,7 +77,6 @@ pub struct ScriptRun<'c, 'a> {
     resp: Protocol,
     /// Whether the commands it runs are logged (`redis.set_repl`).
     logged: bool,
-    client_proto: Protocol,
     db: usize,
     running: Arc<Running>,
 }
@@ -123,7 +122,6 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
             registry: engine.scripting.busy.clone(),
             shutdown: engine.scripting.shutdown.clone(),
         });
-        let client_proto = ctx.session.proto;
         let db = ctx.session.db;
         ScriptRun {
             ctx,
@@ -134,7 +132,6 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
             extra: Vec::new(),
             resp: Protocol::Resp2,
             logged: true,
-            client_proto,
             db,
             running,
         }
@@ -149,11 +146,6 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         self.ctx.engine
     }
 
-    /// The protocol of replies the script receives (`redis.setresp`).
-    pub fn resp(&self) -> Protocol {
-        self.resp
-    }
-
     pub fn set_resp(&mut self, p: Protocol) {
         self.resp = p;
     }
@@ -161,15 +153,6 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
     /// Log the commands it runs from now on, or not (`redis.set_repl`).
     pub fn set_logged(&mut self, on: bool) {
         self.logged = on;
-    }
-
-    /// The protocol of the client that called the script.
-    pub fn client_proto(&self) -> Protocol {
-        self.client_proto
-    }
-
-    pub fn wrote(&self) -> bool {
-        self.wrote
     }
 
     pub(crate) fn aborted(&self) -> bool {
@@ -187,12 +170,6 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         all.sort_unstable();
         all.dedup();
         all
-    }
-
-    /// A deterministic seed source is the host's business; this is the time
-    /// the script started, in milliseconds (for TIME-like helpers).
-    pub fn now_ms(&self) -> u64 {
-        self.ctx.now_ms()
     }
 
     /// Run `argv` as Redis runs a command called from a script: the script
