@@ -17,6 +17,7 @@ pub mod longdouble;
 pub mod num;
 pub mod packed;
 pub mod prefetch;
+pub mod roaring;
 pub mod set;
 pub mod slab;
 pub mod value;
