@@ -100,6 +100,10 @@ pub enum Group {
     SortedSet,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
+    /// The `R.*` commands (redis-roaring's 32-bit Roaring bitmaps).
+    Roaring,
+    /// The `R64.*` commands (redis-roaring's 64-bit Roaring bitmaps).
+    Roaring64,
     Scripting,
 }
 
@@ -117,6 +121,8 @@ impl Group {
             Group::List => "list",
             Group::SortedSet => "sorted-set",
             Group::Bloom => "bloom",
+            Group::Roaring => "roaring",
+            Group::Roaring64 => "roaring64",
             Group::Scripting => "scripting",
         }
     }
@@ -135,6 +141,8 @@ impl Group {
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
             Group::Bloom => "@bloom",
+            Group::Roaring => "@roaring",
+            Group::Roaring64 => "@roaring64",
             Group::Scripting => "@scripting",
         }
     }

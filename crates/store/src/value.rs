@@ -10,6 +10,7 @@ use crate::bytes::CompactBytes;
 use crate::hash::HashTable;
 use crate::list::ListDeque;
 use crate::packed::Packed;
+use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
 use crate::set::SetTable;
 use crate::zset::ZSetIndex;
 
@@ -30,6 +31,10 @@ pub enum Value {
     ZSet(Box<ZSetIndex>),
     /// A scalable Bloom filter (the `BF.*` commands).
     Bloom(Box<Chain>),
+    /// A 32-bit Roaring bitmap (the `R.*` commands).
+    Roaring(Box<Bitmap32>),
+    /// A 64-bit Roaring bitmap (the `R64.*` commands).
+    Roaring64(Box<Bitmap64>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -41,16 +46,20 @@ pub enum ValueType {
     List,
     ZSet,
     Bloom,
+    Roaring,
+    Roaring64,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 6] = [
+    const ALL: [ValueType; 8] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
         ValueType::List,
         ValueType::ZSet,
         ValueType::Bloom,
+        ValueType::Roaring,
+        ValueType::Roaring64,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +71,9 @@ impl ValueType {
             ValueType::ZSet => "zset",
             // RedisBloom's module type name, which TYPE reports for its keys.
             ValueType::Bloom => "MBbloom--",
+            // redis-roaring's module type names.
+            ValueType::Roaring => "reroaring",
+            ValueType::Roaring64 => "roaring64",
         }
     }
 
@@ -131,6 +143,8 @@ impl Value {
             Value::ListPacked(_) | Value::List(_) => ValueType::List,
             Value::ZSetPacked(_) | Value::ZSet(_) => ValueType::ZSet,
             Value::Bloom(_) => ValueType::Bloom,
+            Value::Roaring(_) => ValueType::Roaring,
+            Value::Roaring64(_) => ValueType::Roaring64,
         }
     }
 
@@ -160,7 +174,7 @@ impl Value {
             Value::List(_) => "quicklist",
             Value::ZSet(_) => "skiplist",
             // Redis reports every module value as a raw object.
-            Value::Bloom(_) => "raw",
+            Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) => "raw",
         }
     }
 
@@ -189,6 +203,8 @@ impl Value {
             Value::List(l) => boxed(l.heap_bytes(), std::mem::size_of::<ListDeque>()),
             Value::ZSet(z) => boxed(z.heap_bytes(), std::mem::size_of::<ZSetIndex>()),
             Value::Bloom(b) => boxed(b.heap_bytes(), std::mem::size_of::<Chain>()),
+            Value::Roaring(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap32>()),
+            Value::Roaring64(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap64>()),
         }
     }
 }
@@ -223,5 +239,18 @@ mod tests {
         assert_eq!(v.encoding(), "raw");
         assert!(v.heap_bytes() >= bits + std::mem::size_of::<Chain>());
         assert!(!v.is_shared_integer());
+    }
+
+    #[test]
+    fn roaring_bitmaps_are_named_and_sized() {
+        let small = Value::Roaring(Box::new((0..10u32).collect()));
+        let big = Value::Roaring(Box::new((0..100_000u32).step_by(3).collect()));
+        assert_eq!(small.value_type().name(), "reroaring");
+        assert_eq!(small.encoding(), "raw");
+        assert!(big.heap_bytes() > small.heap_bytes());
+        assert!(big.heap_bytes() >= 8192);
+        let wide = Value::Roaring64(Box::new([1u64, 1 << 40].into_iter().collect()));
+        assert_eq!(wide.value_type().name(), "roaring64");
+        assert_eq!(ValueType::from_name(b"REROARING"), Some(ValueType::Roaring));
     }
 }

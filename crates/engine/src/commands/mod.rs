@@ -18,6 +18,7 @@ pub mod keys;
 pub mod lists;
 pub mod operator;
 pub mod persistence;
+pub mod roaring;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -52,6 +53,7 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        roaring::COMMANDS,
         dump::COMMANDS,
         operator::COMMANDS,
         persistence::COMMANDS,

@@ -9,6 +9,11 @@
 //! - hash: `HMSET key f1 v1 .. f64 v64` per 64 pairs
 //! - Bloom filter: `BF.LOADCHUNK key 1 <header>` then one `BF.LOADCHUNK key
 //!   <iter> <chunk>` per SCANDUMP chunk, as RedisBloom rewrites its filters
+//! - Roaring bitmap (32 or 64-bit): each run of three or more consecutive
+//!   members as `R.SETRANGE key first last+1` (`R64.SETRANGE`; the end is
+//!   exclusive), the other members as `R.APPENDINTARRAY key m1 .. m64` per 64,
+//!   and a member at the top of the universe, which no exclusive end can
+//!   reach, by append; an empty bitmap as `R.SETRANGE key 0 0`
 //! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
 //!
 //! Function libraries come first, before the first `SELECT`: `FUNCTION LOAD <code>` each.
@@ -16,6 +21,7 @@
 use super::encode_command;
 use bytes::Bytes;
 use keel_store::hash::HashRef;
+use keel_store::roaring::{self, RoaringSet};
 use keel_store::Value;
 
 /// Elements per command, as Redis's rewrite batches them.
@@ -71,6 +77,10 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
                 pairs.iter().map(|(f, v)| vec![f.as_slice(), v.as_slice()]),
             );
         }
+        Value::Roaring(b) => roaring_commands(out, key, &**b, b"R.SETRANGE", b"R.APPENDINTARRAY"),
+        Value::Roaring64(b) => {
+            roaring_commands(out, key, &**b, b"R64.SETRANGE", b"R64.APPENDINTARRAY")
+        }
         Value::Bloom(chain) => {
             let header = chain.header_bytes();
             encode_command(out, &[b"BF.LOADCHUNK".as_slice(), key, b"1", &header]);
@@ -89,6 +99,45 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
         let at = at.to_string();
         encode_command(out, &[b"PEXPIREAT".as_slice(), key, at.as_bytes()]);
     }
+}
+
+/// The commands that rebuild a Roaring bitmap: runs by range, the rest by append, so the log
+/// grows with the runs and scattered members, not with the cardinality.
+fn roaring_commands<B: RoaringSet>(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    b: &B,
+    setrange: &'static [u8],
+    append: &'static [u8],
+) {
+    if b.is_empty() {
+        encode_command(out, &[setrange, key, b"0", b"0"]);
+        return;
+    }
+    let mut singles: Vec<String> = Vec::new();
+    let flush = |out: &mut Vec<u8>, singles: &mut Vec<String>| {
+        batched(out, append, key, singles.iter().map(|m| vec![m.as_bytes()]));
+        singles.clear();
+    };
+    for (lo, hi) in roaring::runs(b) {
+        let (first, last): (u64, u64) = (lo.into(), hi.into());
+        let top: u64 = B::MAX.into();
+        // `R.SETRANGE` takes an exclusive end, so the top id goes by append.
+        let upto = if last == top { last - 1 } else { last };
+        if upto >= first && upto - first >= 2 {
+            let (a, z) = (first.to_string(), (upto + 1).to_string());
+            encode_command(out, &[setrange, key, a.as_bytes(), z.as_bytes()]);
+        } else {
+            singles.extend((first..=upto).map(|m| m.to_string()));
+        }
+        if last == top {
+            singles.push(last.to_string());
+        }
+        if singles.len() >= ITEMS_PER_COMMAND * 16 {
+            flush(out, &mut singles);
+        }
+    }
+    flush(out, &mut singles);
 }
 
 /// One command per `ITEMS_PER_COMMAND` items, each item one or two words.

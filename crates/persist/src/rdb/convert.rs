@@ -10,7 +10,10 @@ use keel_store::value::CompactLimits;
 use keel_store::Value;
 use thiserror::Error;
 
-use super::write::{module_id, module_name, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME};
+use super::write::{
+    module_id, module_name, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME, ROARING64_TYPE_NAME,
+    ROARING_ENCODING_VERSION, ROARING_TYPE_NAME,
+};
 use super::RdbValue;
 use crate::lzf;
 
@@ -32,6 +35,8 @@ pub enum ConvertError {
     ModuleVersion { name: String, version: u64 },
     #[error("invalid Bloom filter: {0}")]
     BadBloom(&'static str),
+    #[error("invalid Roaring bitmap: {0}")]
+    BadRoaring(String),
 }
 
 /// Builds the store value for `v`, choosing the compact or general form as Keel's commands do
@@ -112,6 +117,9 @@ fn module_description(name: &str) -> Option<&'static str> {
 
 fn module_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
     let (name, version) = module_name(id);
+    if name.as_bytes() == ROARING_TYPE_NAME || name.as_bytes() == ROARING64_TYPE_NAME {
+        return roaring_from_module(id, &name, version, raw);
+    }
     if name.as_bytes() != BLOOM_TYPE_NAME {
         return Err(ConvertError::UnsupportedModule {
             what: module_description(&name)
@@ -124,6 +132,46 @@ fn module_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
         return Err(ConvertError::ModuleVersion { name, version });
     }
     bloom_from_module(raw).map(|c| Value::Bloom(Box::new(c)))
+}
+
+/// A redis-roaring `reroaring` or `roaring64` value (encoding version 1): one string opcode
+/// holding the serialized bitmap, then the end opcode. The bitmap decoder checks every count
+/// against the bytes present.
+fn roaring_from_module(
+    id: u64,
+    name: &str,
+    version: u64,
+    raw: &[u8],
+) -> Result<Value, ConvertError> {
+    let wide = name.as_bytes() == ROARING64_TYPE_NAME;
+    let type_name = if wide {
+        ROARING64_TYPE_NAME
+    } else {
+        ROARING_TYPE_NAME
+    };
+    if Some(id) != module_id(type_name, ROARING_ENCODING_VERSION) {
+        return Err(ConvertError::ModuleVersion {
+            name: name.to_string(),
+            version,
+        });
+    }
+    let bad = |_| ConvertError::BadRoaring("truncated or malformed module data".into());
+    let mut r = ModReader { buf: raw, pos: 0 };
+    let bytes = r.string().map_err(bad)?;
+    r.opcode(0).map_err(bad)?;
+    if r.pos != raw.len() {
+        return Err(ConvertError::BadRoaring("data after the end opcode".into()));
+    }
+    let loaded = |e: keel_store::roaring::LoadError| ConvertError::BadRoaring(e.to_string());
+    Ok(if wide {
+        Value::Roaring64(Box::new(
+            keel_store::roaring::load64(&bytes).map_err(loaded)?,
+        ))
+    } else {
+        Value::Roaring(Box::new(
+            keel_store::roaring::load32(&bytes).map_err(loaded)?,
+        ))
+    })
 }
 
 /// Reads module opcodes and their data.

@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use keel_store::bloom::Chain;
 use keel_store::hash::HashRef;
 use keel_store::num::parse_i64;
+use keel_store::roaring;
 use keel_store::Value;
 
 use crate::{crc64, lzf};
@@ -35,6 +36,12 @@ pub const RDB_VERSION: u16 = 10;
 /// RedisBloom's module type for Bloom filters and the encoding version RedisBloom 2.4 writes.
 pub const BLOOM_TYPE_NAME: &[u8; 9] = b"MBbloom--";
 pub const BLOOM_ENCODING_VERSION: u64 = 4;
+
+/// redis-roaring's module types for 32-bit and 64-bit bitmaps and the encoding version both
+/// write.
+pub const ROARING_TYPE_NAME: &[u8; 9] = b"reroaring";
+pub const ROARING64_TYPE_NAME: &[u8; 9] = b"roaring64";
+pub const ROARING_ENCODING_VERSION: u64 = 1;
 
 /// Module value opcodes.
 const MOD_EOF: u64 = 0;
@@ -255,7 +262,7 @@ pub(crate) fn type_byte(v: &Value) -> u8 {
         Value::ListPacked(_) | Value::List(_) => T_LIST_QUICKLIST_2,
         Value::ZSetPacked(_) => T_ZSET_LISTPACK,
         Value::ZSet(_) => T_ZSET_2,
-        Value::Bloom(_) => T_MODULE_2,
+        Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) => T_MODULE_2,
     }
 }
 
@@ -372,6 +379,8 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
             });
         }
         Value::Bloom(chain) => put_bloom(out, chain, compress),
+        Value::Roaring(b) => put_roaring(out, ROARING_TYPE_NAME, &roaring::save32(b), compress),
+        Value::Roaring64(b) => put_roaring(out, ROARING64_TYPE_NAME, &roaring::save64(b), compress),
     }
 }
 
@@ -463,6 +472,18 @@ fn put_bloom(out: &mut Vec<u8>, chain: &Chain, compress: bool) {
         put_string(out, link.bytes(), compress);
         uint(out, link.size());
     }
+    put_len(out, MOD_EOF);
+}
+
+/// A Roaring bitmap as redis-roaring saves it: module id, one string opcode holding the
+/// serialized bitmap, the end opcode.
+fn put_roaring(out: &mut Vec<u8>, name: &[u8; 9], bytes: &[u8], compress: bool) {
+    put_len(
+        out,
+        module_id(name, ROARING_ENCODING_VERSION).unwrap_or_default(),
+    );
+    put_len(out, MOD_STRING);
+    put_string(out, bytes, compress);
     put_len(out, MOD_EOF);
 }
 
