@@ -14,6 +14,25 @@
 //! `R.BITOP NOT` work per container. A 64-bit range is capped (a whole 64-bit
 //! universe would not fit any memory), and replies that list members are capped
 //! at redis-roaring's `R.RANGEINTARRAY` limit, since a reply is built in memory.
+//!
+//! Where Keel departs from redis-roaring, deliberately:
+//! - `R.SETBIT key offset 0` on a missing key creates an empty bitmap
+//!   (redis-roaring sets the bit whatever the value).
+//! - `R.BITPOS key 0` is the first id not in the bitmap, 0 for a missing key,
+//!   -1 only for a full universe (redis-roaring answers 1 for a missing key and
+//!   -1 when the members run unbroken from 0; its 64-bit version answers 0).
+//! - `R64.BITOP NOT` covers 0 up to and including the larger of `last` and the
+//!   source's maximum, as `R.BITOP NOT` does (redis-roaring's 64-bit version
+//!   leaves the top id out).
+//! - `R.BITOP` matches its operation without regard to case; an unknown one is
+//!   an error reply (redis-roaring sends `ERR syntax error` as a status).
+//! - `R.RANGEINTARRAY 0 4294967295` is "range too large" (redis-roaring's
+//!   32-bit size wraps to 0 and answers an empty array); `R.GETINTARRAY` of more
+//!   than 100,000,000 members is refused the same way.
+//! - 64-bit ranges add at most 2^36 ids, so `R64.SETFULL` is refused;
+//!   `R.GETBITARRAY` past 512 MB is refused as Redis refuses such a string.
+//! - `R.SETBITARRAY` refuses characters other than 0 and 1 (redis-roaring
+//!   reads them as 0).
 
 use crate::args::{is, Args};
 use crate::ctx::{Ctx, Guards};
@@ -1205,6 +1224,18 @@ fn intersect(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
     let db = ctx.db();
     let mut found: Vec<Frame> = Vec::new();
     let reply = with_bitmaps(ctx, db, keys, &mut |sets| match want {
+        // A whole result from a large smallest set: AND container by container.
+        Want::Card | Want::Ids(None) if smallest(sets) > store::PROBE_LIMIT => {
+            let all = store::intersect_copy(sets);
+            if want == Want::Card {
+                Frame::Integer(all.len() as i64)
+            } else if all.len() > MAX_REPLY_IDS {
+                found.push(Frame::Null);
+                Frame::Null
+            } else {
+                id_array::<Bitmap32>(all.iter(), all.len())
+            }
+        }
         Want::Card => Frame::Integer(store::intersect_len(sets) as i64),
         Want::Min => Frame::Integer(store::intersect(sets).next().map_or(-1, i64::from)),
         Want::Ids(limit) => {
@@ -1221,6 +1252,11 @@ fn intersect(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
         return Err(range_too_large());
     }
     Ok(reply)
+}
+
+/// The size of the smallest bitmap.
+fn smallest(sets: &[&Bitmap32]) -> u64 {
+    sets.iter().map(|b| b.len()).min().unwrap_or(0)
 }
 
 /// Runs `f` on references to the bitmaps at `keys`, which were all just read
@@ -1432,6 +1468,30 @@ mod tests {
         t.run(&["R64.SETBIT", "w", "1", "1"]);
         assert!(err(&t.run(&["R.INTERSECT", "a", "w"])).starts_with("WRONGTYPE"));
         assert!(err(&t.run(&["R.INTERSECT", "a", "LIMIT", "-1"])).starts_with("ERR"));
+    }
+
+    #[test]
+    fn intersect_of_large_sets_ands_by_container() {
+        let mut t = TestEngine::new();
+        t.run(&["R.SETRANGE", "a", "0", "100000"]);
+        let evens: Vec<String> = (0..100_000u32).step_by(2).map(|x| x.to_string()).collect();
+        let threes: Vec<String> = (0..100_000u32).step_by(3).map(|x| x.to_string()).collect();
+        for (key, ids) in [("b", &evens), ("c", &threes)] {
+            let mut argv = vec!["R.SETINTARRAY", key];
+            argv.extend(ids.iter().map(String::as_str));
+            assert_eq!(t.run(&argv), ok());
+        }
+        let want: Vec<u64> = (0..100_000u64).step_by(6).collect();
+        assert_eq!(nums(&t.run(&["R.INTERSECT", "a", "b", "c"])), want);
+        assert_eq!(
+            t.run(&["R.INTERSECT", "c", "b", "a", "CARD"]),
+            int(want.len() as i64)
+        );
+        let limit = nums(&t.run(&["R.INTERSECT", "a", "b", "c", "LIMIT", "100000"]));
+        assert_eq!(limit, want);
+        assert_eq!(t.run(&["R.INTERSECT", "a", "b", "c", "MIN"]), int(0));
+        t.run(&["R.SETINTARRAY", "d", "7"]);
+        assert_eq!(t.run(&["R.INTERSECT", "a", "b", "d", "CARD"]), int(0));
     }
 
     #[derive(Clone, Debug)]
