@@ -354,3 +354,14 @@ def test_command_table(server, r):
         assert raw.cmd("COMMAND", "GETKEYS", "R.INTERSECT", "a", "b") == [b"a", b"b"]
     finally:
         raw.close()
+
+
+def test_unsigned_replies_are_big_numbers_in_resp3(r3):
+    r3.execute_command("R64.SETINTARRAY", "w", 3, U64)
+    assert r3.execute_command("R64.GETINTARRAY", "w") == [3, U64]
+    assert r3.execute_command("R64.RANGEINTARRAY", "w", 1, 1) == [U64]
+    assert r3.execute_command("R64.MAX", "w") == U64
+    assert r3.execute_command("R64.BITCOUNT", "w") == 2
+    r3.execute_command("R.SETINTARRAY", "k", 1, 2)
+    assert r3.execute_command("R.BITCOUNT", "k") == 2
+    assert r3.execute_command("R.GETINTARRAY", "k") == [1, 2]

@@ -290,24 +290,28 @@ fn checked_range<B: Width>(lo: B::Id, hi: B::Id) -> Result<(), CmdError> {
     Ok(())
 }
 
-/// Members as an array of replies, encoded as it is built (an integer array is
-/// the same in RESP2 and RESP3, a big-number array is not, so 64-bit ids go as
-/// frames).
-fn id_array<B: Width>(ids: impl Iterator<Item = B::Id>, n: u64) -> Frame {
-    if B::BITS == "32" {
-        let mut buf = BytesMut::with_capacity(16 + 12 * n.min(1 << 20) as usize);
-        buf.put_slice(format!("*{n}\r\n").as_bytes());
-        let mut itoa = String::new();
-        for id in ids {
-            use std::fmt::Write as _;
-            itoa.clear();
-            let _ = write!(itoa, ":{id}\r\n");
-            buf.put_slice(itoa.as_bytes());
-        }
-        Frame::Encoded(buf.freeze())
-    } else {
-        Frame::Array(ids.map(B::id_reply).collect())
+/// Members as an array reply, encoded as it is built (about 12 bytes a member
+/// rather than a frame each): integers for 32-bit ids; for 64-bit ids the big
+/// numbers redis-roaring replies, which RESP2 sends as bulk strings. `n` is the
+/// number of ids the iterator yields.
+fn id_array<B: Width>(ids: impl Iterator<Item = B::Id>, n: u64, resp3: bool) -> Frame {
+    use std::fmt::Write as _;
+    let mut buf = BytesMut::with_capacity(16 + 12 * n.min(1 << 20) as usize);
+    buf.put_slice(format!("*{n}\r\n").as_bytes());
+    let mut item = String::new();
+    for id in ids {
+        item.clear();
+        let _ = if B::BITS == "32" {
+            write!(item, ":{id}\r\n")
+        } else if resp3 {
+            write!(item, "({id}\r\n")
+        } else {
+            let digits = id.to_string();
+            write!(item, "${}\r\n{digits}\r\n", digits.len())
+        };
+        buf.put_slice(item.as_bytes());
     }
+    Frame::Encoded(buf.freeze())
 }
 
 macro_rules! pair {
@@ -544,6 +548,7 @@ pair!(
 
 fn getintarray<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
+    let resp3 = ctx.resp3();
     let Some(b) = read::<B>(ctx, key)? else {
         return Ok(Frame::Array(Vec::new()));
     };
@@ -551,7 +556,7 @@ fn getintarray<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame
     if n > MAX_REPLY_IDS {
         return Err(range_too_large());
     }
-    Ok(id_array::<B>(b.iter_from(B::default_min()), n))
+    Ok(id_array::<B>(b.iter_from(B::default_min()), n, resp3))
 }
 
 pair!(
@@ -568,6 +573,7 @@ pair!(
 
 fn rangeintarray<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
+    let resp3 = ctx.resp3();
     let b = read::<B>(ctx, key)?;
     let start: u64 = parse_id::<B>(args.next_arg()?, "start")?.into();
     let end: u64 = parse_id::<B>(args.next_arg()?, "end")?.into();
@@ -584,7 +590,7 @@ fn rangeintarray<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Fra
         return Ok(Frame::Array(Vec::new()));
     };
     let n = (end - start + 1).min(b.cardinality() - start);
-    Ok(id_array::<B>(b.iter_from(first).take(n as usize), n))
+    Ok(id_array::<B>(b.iter_from(first).take(n as usize), n, resp3))
 }
 
 /// The smallest id, where a walk of every member starts.
@@ -1233,7 +1239,7 @@ fn intersect(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
                 found.push(Frame::Null);
                 Frame::Null
             } else {
-                id_array::<Bitmap32>(all.iter(), all.len())
+                id_array::<Bitmap32>(all.iter(), all.len(), false)
             }
         }
         Want::Card => Frame::Integer(store::intersect_len(sets) as i64),
@@ -1245,7 +1251,7 @@ fn intersect(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
                 found.push(Frame::Null);
             }
             let n = ids.len() as u64;
-            id_array::<Bitmap32>(ids.into_iter(), n)
+            id_array::<Bitmap32>(ids.into_iter(), n, false)
         }
     })?;
     if !found.is_empty() {
@@ -1562,7 +1568,8 @@ mod tests {
     fn num_u(f: &Frame) -> i128 {
         match f {
             Frame::Integer(n) => i128::from(*n),
-            Frame::BigNumber(b) => std::str::from_utf8(b)
+            // A big number reaches a RESP2 client as a bulk string.
+            Frame::BigNumber(b) | Frame::Bulk(b) => std::str::from_utf8(b)
                 .ok()
                 .and_then(|s| s.parse().ok())
                 .unwrap_or_else(|| panic!("not a number: {f:?}")),
