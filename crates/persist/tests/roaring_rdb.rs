@@ -177,3 +177,75 @@ fn seal(body: &[u8]) -> Vec<u8> {
     p.extend_from_slice(&crc.to_le_bytes());
     p
 }
+
+/// The words of each RESP command in `out`.
+fn commands(out: &[u8]) -> Vec<Vec<String>> {
+    let text = String::from_utf8_lossy(out);
+    let mut lines = text.split("\r\n");
+    let mut cmds = Vec::new();
+    while let Some(head) = lines.next() {
+        let Some(n) = head.strip_prefix('*') else {
+            break;
+        };
+        let n: usize = n.parse().expect("count");
+        let words = (0..n)
+            .map(|_| {
+                lines.next();
+                lines.next().expect("word").to_string()
+            })
+            .collect();
+        cmds.push(words);
+    }
+    cmds
+}
+
+#[test]
+fn aof_rewrite_uses_ranges_and_batches() {
+    let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let b: Bitmap32 = [
+        1u32,
+        2,
+        3,
+        4,
+        10,
+        11,
+        u32::MAX - 3,
+        u32::MAX - 2,
+        u32::MAX - 1,
+        u32::MAX,
+    ]
+    .into_iter()
+    .collect();
+    let mut out = Vec::new();
+    keel_persist::aof::commands_for(&mut out, b"k", &Value::Roaring(Box::new(b)), None);
+    assert_eq!(
+        commands(&out),
+        vec![
+            w(&["R.SETRANGE", "k", "1", "5"]),
+            w(&["R.SETRANGE", "k", "4294967292", "4294967295"]),
+            w(&["R.APPENDINTARRAY", "k", "10", "11", "4294967295"]),
+        ]
+    );
+    let mut full = Bitmap32::new();
+    full.insert_range(..);
+    let mut out = Vec::new();
+    keel_persist::aof::commands_for(&mut out, b"f", &Value::Roaring(Box::new(full)), Some(7));
+    assert_eq!(
+        commands(&out),
+        vec![
+            w(&["R.SETRANGE", "f", "0", "4294967295"]),
+            w(&["R.APPENDINTARRAY", "f", "4294967295"]),
+            w(&["PEXPIREAT", "f", "7"]),
+        ]
+    );
+    let mut out = Vec::new();
+    keel_persist::aof::commands_for(&mut out, b"e", &Value::Roaring64(Box::default()), None);
+    assert_eq!(commands(&out), vec![w(&["R64.SETRANGE", "e", "0", "0"])]);
+    let scattered: Bitmap64 = (0..200u64).map(|x| x * 1_000_003).collect();
+    let mut out = Vec::new();
+    keel_persist::aof::commands_for(&mut out, b"s", &Value::Roaring64(Box::new(scattered)), None);
+    let cmds = commands(&out);
+    assert_eq!(cmds.len(), 4);
+    assert!(cmds.iter().all(|c| c[0] == "R64.APPENDINTARRAY"));
+    assert_eq!(cmds.iter().map(|c| c.len() - 2).sum::<usize>(), 200);
+}
