@@ -1014,13 +1014,20 @@ fn contains<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, C
         [m] => Some(m),
         _ => return Err(CmdError::Syntax),
     };
-    let a = existing::<B>(ctx, k1)?.clone();
-    let b = existing::<B>(ctx, k2)?;
-    let yes = match mode.map(|m| m.as_ref()) {
-        None => a.intersection_len(b) > 0,
-        Some(b"ALL") => b.is_subset(&a),
-        Some(b"ALL_STRICT") => b.is_subset(&a) && b.cardinality() < a.cardinality(),
-        Some(b"EQ") => b.cardinality() == a.cardinality() && b.is_subset(&a),
+    existing::<B>(ctx, k1)?;
+    existing::<B>(ctx, k2)?;
+    #[derive(Clone, Copy)]
+    enum Mode {
+        Any,
+        All,
+        AllStrict,
+        Eq,
+    }
+    let mode = match mode.map(|m| m.as_ref()) {
+        None => Mode::Any,
+        Some(b"ALL") => Mode::All,
+        Some(b"ALL_STRICT") => Mode::AllStrict,
+        Some(b"EQ") => Mode::Eq,
         Some(other) => {
             return Err(CmdError::err(format!(
                 "invalid mode argument: {}",
@@ -1028,6 +1035,15 @@ fn contains<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, C
             )))
         }
     };
+    let yes = with_bitmaps::<B, _, _>(ctx, &[k1, k2], |s| {
+        let (a, b) = (s[0], s[1]);
+        match mode {
+            Mode::Any => a.intersection_len(b) > 0,
+            Mode::All => b.is_subset(a),
+            Mode::AllStrict => b.is_subset(a) && b.cardinality() < a.cardinality(),
+            Mode::Eq => b.cardinality() == a.cardinality() && b.is_subset(a),
+        }
+    })?;
     Ok(Frame::Integer(i64::from(yes)))
 }
 
@@ -1046,16 +1062,18 @@ pair!(
 fn jaccard<B: Width>(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let k1 = args.next_key()?;
     let k2 = args.next_key()?;
-    let a = existing::<B>(ctx, k1)?.clone();
-    let b = existing::<B>(ctx, k2)?;
+    existing::<B>(ctx, k1)?;
+    existing::<B>(ctx, k2)?;
     if k1 == k2 {
         return Ok(Frame::Double(1.0));
     }
-    let union = a.union_len(b);
+    let (inter, union) = with_bitmaps::<B, _, _>(ctx, &[k1, k2], |s| {
+        (s[0].intersection_len(s[1]), s[0].union_len(s[1]))
+    })?;
     Ok(Frame::Double(if union == 0 {
         -1.0
     } else {
-        a.intersection_len(b) as f64 / union as f64
+        inter as f64 / union as f64
     }))
 }
 
@@ -1227,9 +1245,8 @@ fn intersect(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
             Want::Min => Frame::Integer(-1),
         });
     }
-    let db = ctx.db();
     let mut found: Vec<Frame> = Vec::new();
-    let reply = with_bitmaps(ctx, db, keys, &mut |sets| match want {
+    let reply = with_bitmaps::<Bitmap32, _, _>(ctx, keys, |sets| match want {
         // A whole result from a large smallest set: AND container by container.
         Want::Card | Want::Ids(None) if smallest(sets) > store::PROBE_LIMIT => {
             let all = store::intersect_copy(sets);
@@ -1266,18 +1283,19 @@ fn smallest(sets: &[&Bitmap32]) -> u64 {
 }
 
 /// Runs `f` on references to the bitmaps at `keys`, which were all just read
-/// as live 32-bit bitmaps. The keys may lie in different shards, all locked by
+/// as live `B` bitmaps. The keys may lie in different shards, all locked by
 /// this command; the shards are borrowed shared, together, so nothing is copied.
-fn with_bitmaps(
+fn with_bitmaps<B: Width, K: AsRef<[u8]>, R>(
     ctx: &mut Ctx<'_>,
-    db: usize,
-    keys: &[Bytes],
-    f: &mut dyn FnMut(&mut [&Bitmap32]) -> Frame,
-) -> Result<Frame, CmdError> {
+    keys: &[K],
+    f: impl FnOnce(&mut [&B]) -> R,
+) -> Result<R, CmdError> {
+    let db = ctx.db();
     let guards = &ctx.guards;
     let keyspace = &ctx.engine.keyspace;
-    let mut sets: Vec<&Bitmap32> = Vec::with_capacity(keys.len());
+    let mut sets: Vec<&B> = Vec::with_capacity(keys.len());
     for key in keys {
+        let key = key.as_ref();
         let shard = keyspace.shard_of(key);
         let held = match guards {
             Guards::None => None,
@@ -1291,9 +1309,13 @@ fn with_bitmaps(
         if db >= shard.databases() {
             return Err(CmdError::DbIndexOutOfRange);
         }
-        match shard.db_ref(db).find_for_hint(key).map(|e| &e.value) {
-            Some(Value::Roaring(b)) => sets.push(b),
-            _ => return Err(CmdError::WrongType),
+        match shard
+            .db_ref(db)
+            .find_for_hint(key)
+            .and_then(|e| B::of(&e.value))
+        {
+            Some(b) => sets.push(b),
+            None => return Err(CmdError::WrongType),
         }
     }
     Ok(f(&mut sets))
