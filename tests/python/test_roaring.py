@@ -240,6 +240,11 @@ def test_type_encoding_memory_scan_copy_rename_dump(r):
     assert int(r.execute_command("R.BITCOUNT", "a")) == 100
     assert int(r.execute_command("R.BITCOUNT", "a2")) == 101
     assert r.rename("w", "w2") is True
+    assert r.move("a2", 1) is True
+    r.select(1)
+    assert int(r.execute_command("R.BITCOUNT", "a2")) == 101
+    r.select(0)
+    assert r.exists("a2") == 0
     assert ints(r.execute_command("R64.GETINTARRAY", "w2")) == [1, 2**40]
     rb = redis.Redis(port=r.connection_pool.connection_kwargs["port"])
     payload = rb.dump("a")
