@@ -309,3 +309,27 @@ def test_updates_are_atomic_to_searches_on_other_threads():
         info = index_info(setup, "i")
         assert info["entities"] == len(search(setup, "i", "kind", "k"))
         assert info["entities"] >= n_fixed
+
+
+def test_writes_invalidate_watch(server, r):
+    fill(r)
+    other = server.client()
+    try:
+        for write in (("IDX.ADD", "i", "z", "colour", "red"), ("IDX.DEL", "i", "z"), ("IDX.DROP", "i")):
+            with r.pipeline() as p:
+                p.watch("i")
+                other.execute_command(*write)
+                p.multi()
+                p.exists("i")
+                with pytest.raises(redis.WatchError):
+                    p.execute()
+        # A removal that removes nothing changes nothing.
+        other.execute_command("IDX.CREATE", "i")
+        with r.pipeline() as p:
+            p.watch("i")
+            other.execute_command("IDX.DEL", "i", "nobody")
+            p.multi()
+            p.exists("i")
+            assert p.execute() == [1]
+    finally:
+        other.close()
