@@ -67,7 +67,7 @@ impl Conn {
 fn writer(port: u16, seed: usize) {
     let mut c = Conn::new(port);
     for round in 0..400 {
-        let colour = if (round + seed) % 2 == 0 {
+        let colour = if (round + seed).is_multiple_of(2) {
             "red"
         } else {
             "blue"
@@ -78,7 +78,7 @@ fn writer(port: u16, seed: usize) {
         ];
         assert!(matches!(c.run(&add), Frame::Integer(0)));
         let m = format!("m{}", (round * 5 + seed) % MOVING);
-        let reply = if round % 3 == 0 {
+        let reply = if round.is_multiple_of(3) {
             c.run(&["IDX.DEL", "i", &m])
         } else {
             c.run(&[
