@@ -104,6 +104,8 @@ pub enum Group {
     Roaring,
     /// The `R64.*` commands (redis-roaring's 64-bit Roaring bitmaps).
     Roaring64,
+    /// The `IDX.*` commands (Keel's bitmap index).
+    Index,
     Scripting,
 }
 
@@ -123,6 +125,7 @@ impl Group {
             Group::Bloom => "bloom",
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
+            Group::Index => "index",
             Group::Scripting => "scripting",
         }
     }
@@ -143,6 +146,7 @@ impl Group {
             Group::Bloom => "@bloom",
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
+            Group::Index => "@index",
             Group::Scripting => "@scripting",
         }
     }

@@ -11,6 +11,7 @@ pub mod bloom;
 pub mod bytes;
 pub mod glob;
 pub mod hash;
+pub mod index;
 pub mod keyspace;
 pub mod list;
 pub mod longdouble;

@@ -8,6 +8,7 @@
 use crate::bloom::Chain;
 use crate::bytes::CompactBytes;
 use crate::hash::HashTable;
+use crate::index::BitmapIndex;
 use crate::list::ListDeque;
 use crate::packed::Packed;
 use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
@@ -35,6 +36,8 @@ pub enum Value {
     Roaring(Box<Bitmap32>),
     /// A 64-bit Roaring bitmap (the `R64.*` commands).
     Roaring64(Box<Bitmap64>),
+    /// A bitmap index (the `IDX.*` commands).
+    Index(Box<BitmapIndex>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -48,10 +51,11 @@ pub enum ValueType {
     Bloom,
     Roaring,
     Roaring64,
+    Index,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 8] = [
+    const ALL: [ValueType; 9] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
@@ -60,6 +64,7 @@ impl ValueType {
         ValueType::Bloom,
         ValueType::Roaring,
         ValueType::Roaring64,
+        ValueType::Index,
     ];
 
     pub fn name(self) -> &'static str {
@@ -74,6 +79,8 @@ impl ValueType {
             // redis-roaring's module type names.
             ValueType::Roaring => "reroaring",
             ValueType::Roaring64 => "roaring64",
+            // The bitmap index's module type name (nine characters, as module names are).
+            ValueType::Index => "keelindex",
         }
     }
 
@@ -145,6 +152,7 @@ impl Value {
             Value::Bloom(_) => ValueType::Bloom,
             Value::Roaring(_) => ValueType::Roaring,
             Value::Roaring64(_) => ValueType::Roaring64,
+            Value::Index(_) => ValueType::Index,
         }
     }
 
@@ -174,7 +182,7 @@ impl Value {
             Value::List(_) => "quicklist",
             Value::ZSet(_) => "skiplist",
             // Redis reports every module value as a raw object.
-            Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) => "raw",
+            Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) | Value::Index(_) => "raw",
         }
     }
 
@@ -205,6 +213,7 @@ impl Value {
             Value::Bloom(b) => boxed(b.heap_bytes(), std::mem::size_of::<Chain>()),
             Value::Roaring(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap32>()),
             Value::Roaring64(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap64>()),
+            Value::Index(i) => boxed(i.heap_bytes(), std::mem::size_of::<BitmapIndex>()),
         }
     }
 }
@@ -252,5 +261,18 @@ mod tests {
         let wide = Value::Roaring64(Box::new([1u64, 1 << 40].into_iter().collect()));
         assert_eq!(wide.value_type().name(), "roaring64");
         assert_eq!(ValueType::from_name(b"REROARING"), Some(ValueType::Roaring));
+    }
+
+    #[test]
+    fn an_index_is_named_and_sized() {
+        let mut idx = BitmapIndex::new();
+        idx.add(b"e", &[(b"a", b"v")], Some(b"payload"))
+            .expect("add");
+        let own = idx.heap_bytes();
+        let v = Value::Index(Box::new(idx));
+        assert_eq!(v.value_type().name(), "keelindex");
+        assert_eq!(ValueType::from_name(b"KEELINDEX"), Some(ValueType::Index));
+        assert_eq!(v.encoding(), "raw");
+        assert_eq!(v.heap_bytes(), own + std::mem::size_of::<BitmapIndex>());
     }
 }

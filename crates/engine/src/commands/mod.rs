@@ -13,6 +13,7 @@ pub mod bloom;
 pub mod connection;
 pub mod dump;
 pub mod hashes;
+pub mod index;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
@@ -54,6 +55,7 @@ pub fn table() -> CommandTable {
         blocking::COMMANDS,
         bloom::COMMANDS,
         roaring::COMMANDS,
+        index::COMMANDS,
         dump::COMMANDS,
         operator::COMMANDS,
         persistence::COMMANDS,

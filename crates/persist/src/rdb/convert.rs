@@ -37,6 +37,8 @@ pub enum ConvertError {
     BadBloom(&'static str),
     #[error("invalid Roaring bitmap: {0}")]
     BadRoaring(String),
+    #[error("invalid bitmap index: {0}")]
+    BadIndex(&'static str),
 }
 
 /// Builds the store value for `v`, choosing the compact or general form as Keel's commands do
@@ -119,6 +121,9 @@ fn module_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
     let (name, version) = module_name(id);
     if name.as_bytes() == ROARING_TYPE_NAME || name.as_bytes() == ROARING64_TYPE_NAME {
         return roaring_from_module(id, &name, version, raw);
+    }
+    if name.as_bytes() == super::index::INDEX_TYPE_NAME {
+        return super::index::index_value(id, raw);
     }
     if name.as_bytes() != BLOOM_TYPE_NAME {
         return Err(ConvertError::UnsupportedModule {

@@ -78,6 +78,7 @@ pub fn listed(v: &Value) -> Json {
         keel_store::ValueType::Roaring | keel_store::ValueType::Roaring64 => {
             panic!("no Roaring bitmaps here")
         }
+        keel_store::ValueType::Index => panic!("no bitmap indexes here"),
     }
 }
 
