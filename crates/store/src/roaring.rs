@@ -2,27 +2,58 @@
 //! `R64.*` commands and the bitmap index (`index`), and the n-ary intersection both use.
 //!
 //! The sets themselves are the `roaring` crate's; this module adds what a server needs on
-//! top: an intersection of many bitmaps that walks the smallest one and probes the others,
-//! so a search allocates nothing however many conditions it has, and can stop at the
-//! first, the n-th or the last match.
+//! top: an intersection of many bitmaps that walks a small smallest one and probes the
+//! others (allocating nothing, and stopping at the first or n-th match), or ANDs large ones
+//! container by container into a single result, never a copy per condition.
 
 pub use ::roaring::{RoaringBitmap as Bitmap32, RoaringTreemap as Bitmap64};
 
-/// The members common to every bitmap in `sets`, in ascending order, without building
-/// any intermediate bitmap. The smallest set is walked and each of its members probed
-/// in the others, smallest first, so a member is dropped as early as possible. No sets
-/// yield nothing (an empty conjunction is not the universe here: a search with no
-/// conditions matches no entity).
-pub fn intersect<'a>(sets: &mut [&'a Bitmap32]) -> impl Iterator<Item = u32> + 'a {
+/// The members common to every bitmap in `sets`, in ascending order. No sets yield nothing
+/// (an empty conjunction is not the universe here: a search with no conditions matches no
+/// entity).
+///
+/// While the smallest set is small (at most [`PROBE_LIMIT`] members) it is walked and each
+/// member probed in the others, smallest first: nothing is allocated, and a caller that
+/// wants the first match or the first few stops early. Past that, probing costs a lookup
+/// per member, so the sets are ANDed container by container instead
+/// ([`intersect_copy`]), into one result no larger than the smallest set.
+pub fn intersect<'a>(sets: &mut [&'a Bitmap32]) -> Intersection<'a> {
     sets.sort_unstable_by_key(|b| b.len());
-    let (first, rest): (Option<&'a Bitmap32>, Vec<&'a Bitmap32>) = match sets.split_first() {
-        Some((f, r)) if !r.iter().any(|b| b.is_empty()) => (Some(*f), r.to_vec()),
-        _ => (None, Vec::new()),
-    };
-    first
-        .into_iter()
-        .flat_map(|b| b.iter())
-        .filter(move |x| rest.iter().all(|b| b.contains(*x)))
+    match sets.split_first() {
+        Some((f, r)) if r.iter().any(|b| b.is_empty()) || f.is_empty() => {
+            Intersection::Owned(Bitmap32::new().into_iter())
+        }
+        Some((f, _)) if f.len() > PROBE_LIMIT => {
+            Intersection::Owned(intersect_copy(sets).into_iter())
+        }
+        Some((f, r)) => Intersection::Probe {
+            walk: f.iter(),
+            rest: r.to_vec(),
+        },
+        None => Intersection::Owned(Bitmap32::new().into_iter()),
+    }
+}
+
+/// The members [`intersect`] finds, probed lazily or read from the ANDed result.
+pub enum Intersection<'a> {
+    Probe {
+        walk: ::roaring::bitmap::Iter<'a>,
+        rest: Vec<&'a Bitmap32>,
+    },
+    Owned(::roaring::bitmap::IntoIter),
+}
+
+impl Iterator for Intersection<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Intersection::Probe { walk, rest } => {
+                walk.find(|x| rest.iter().all(|b| b.contains(*x)))
+            }
+            Intersection::Owned(it) => it.next(),
+        }
+    }
 }
 
 /// How many members every bitmap in `sets` shares.
@@ -30,31 +61,32 @@ pub fn intersect_len(sets: &mut [&Bitmap32]) -> u64 {
     match sets.len() {
         0 => 0,
         1 => sets[0].len(),
-        // Two sets: the crate's container-wise count beats probing.
+        // Two sets: the crate's container-wise count allocates nothing.
         2 => sets[0].intersection_len(sets[1]),
-        _ => intersect(sets).count() as u64,
+        _ => match intersect(sets) {
+            Intersection::Owned(it) => it.len() as u64,
+            probe => probe.count() as u64,
+        },
     }
 }
 
-/// Past this many members in the smallest bitmap, [`intersect_copy`] beats
-/// [`intersect`] for a whole result (every id, or their count): probing costs a
-/// lookup per member of the smallest set, while a container-wise AND works on
-/// 64-bit words, 4096 bits at a time for dense containers. Measured on eight
-/// half-full bitmaps of a 500,000-id universe: about 6 ms probing, about
-/// 0.1 ms by AND. A first match or the first few (`MIN`, `LIMIT`) stay
-/// with probing, which stops early.
+/// Past this many members in the smallest bitmap, a container-wise AND beats probing:
+/// probing costs a lookup per member of the smallest set, while the AND works on 64-bit
+/// words, 4096 bits at a time for dense containers. Measured on eight half-full bitmaps of
+/// a 500,000-id universe: about 6 ms probing, about 0.1 ms by AND.
 pub const PROBE_LIMIT: u64 = 4096;
 
-/// The members common to every bitmap in `sets`, computed container by
-/// container on one copy of the smallest (the only allocation, as large as the
-/// smallest set), stopping once the result is empty. No sets give an empty set.
+/// The members common to every bitmap in `sets`, computed container by container: the two
+/// smallest are ANDed into the one allocation (no larger than the smallest set), which the
+/// others then narrow in place, stopping once it is empty. No sets give an empty set.
 pub fn intersect_copy(sets: &mut [&Bitmap32]) -> Bitmap32 {
     sets.sort_unstable_by_key(|b| b.len());
-    let Some((first, rest)) = sets.split_first() else {
-        return Bitmap32::new();
+    let mut acc = match sets {
+        [] => return Bitmap32::new(),
+        [only] => (*only).clone(),
+        [a, b, ..] => *a & *b,
     };
-    let mut acc = (*first).clone();
-    for b in rest {
+    for b in sets.iter().skip(2) {
         if acc.is_empty() {
             break;
         }
@@ -490,6 +522,30 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10))]
+        #[test]
+        fn intersect_of_large_sets_matches_a_set_model(
+            sets in proptest::collection::vec(
+                proptest::collection::btree_set(0u32..40_000, 4_000..12_000), 1..6),
+            take in 0usize..50,
+        ) {
+            let bitmaps: Vec<Bitmap32> = sets.iter().map(|m| m.iter().copied().collect()).collect();
+            let want: Vec<u32> = match sets.split_first() {
+                None => Vec::new(),
+                Some((f, r)) => f.iter().copied().filter(|x| r.iter().all(|m| m.contains(x))).collect(),
+            };
+            let mut refs: Vec<&Bitmap32> = bitmaps.iter().collect();
+            prop_assert_eq!(intersect(&mut refs).collect::<Vec<u32>>(), want.clone());
+            let mut refs: Vec<&Bitmap32> = bitmaps.iter().collect();
+            prop_assert_eq!(intersect(&mut refs).take(take).collect::<Vec<u32>>(), want.iter().copied().take(take).collect::<Vec<u32>>());
+            let mut refs: Vec<&Bitmap32> = bitmaps.iter().collect();
+            prop_assert_eq!(intersect_len(&mut refs), want.len() as u64);
+            let mut refs: Vec<&Bitmap32> = bitmaps.iter().collect();
+            prop_assert_eq!(intersect_copy(&mut refs).into_iter().collect::<Vec<u32>>(), want);
+        }
+    }
 
     proptest! {
         #[test]
