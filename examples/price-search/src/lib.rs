@@ -104,6 +104,9 @@ pub struct LoadReport {
     pub map: MemDelta,
     pub bitmap: MemDelta,
     pub bitmap_heap_estimate: usize,
+    /// Of which payloads (response bodies) and entity ids.
+    pub bitmap_payload_bytes: usize,
+    pub bitmap_id_bytes: usize,
     /// keel-server: prices loaded, used_memory and RSS growth, MEMORY USAGE.
     pub keel: Option<(usize, u64, u64, Option<i64>)>,
     pub load_ms: (u128, u128, u128),
@@ -121,7 +124,7 @@ impl LoadReport {
         format!(
             "{{\"prices\":{},\"service_threads\":{threads},\
              \"map\":{{\"heap_bytes\":{},\"rss_bytes\":{},\"load_ms\":{}}},\
-             \"bitmap\":{{\"heap_bytes\":{},\"rss_bytes\":{},\"index_heap_bytes\":{},\"load_ms\":{}}},\
+             \"bitmap\":{{\"heap_bytes\":{},\"rss_bytes\":{},\"index_heap_bytes\":{},\"payload_bytes\":{},\"id_bytes\":{},\"load_ms\":{}}},\
              \"keel\":{keel},\"keel_load_ms\":{}}}",
             self.prices,
             self.map.heap,
@@ -130,6 +133,8 @@ impl LoadReport {
             self.bitmap.heap,
             self.bitmap.rss,
             self.bitmap_heap_estimate,
+            self.bitmap_payload_bytes,
+            self.bitmap_id_bytes,
             self.load_ms.1,
             self.load_ms.2,
         )
@@ -162,6 +167,8 @@ pub async fn load(
     });
     report.bitmap = d;
     report.bitmap_heap_estimate = bitmap.heap_bytes();
+    report.bitmap_payload_bytes = bitmap.payload_bytes();
+    report.bitmap_id_bytes = map.prices().map(|p| p.id.len()).sum();
     report.load_ms.1 = t.elapsed().as_millis();
     if let Some(k) = keel {
         let t = std::time::Instant::now();

@@ -229,6 +229,11 @@ impl BitmapSearch {
         self.index.read().heap_bytes()
     }
 
+    /// Bytes of the payloads (response bodies) among `heap_bytes`.
+    pub fn payload_bytes(&self) -> usize {
+        self.index.read().payload_bytes()
+    }
+
     /// The selected price's response body.
     pub fn find(&self, r: &FindPriceRequest) -> Option<Vec<u8>> {
         let names = char_names(r);
