@@ -100,6 +100,8 @@ pub enum Group {
     SortedSet,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
+    /// The `IDX.*` commands (Keel's bitmap index).
+    Index,
     Scripting,
 }
 
@@ -117,6 +119,7 @@ impl Group {
             Group::List => "list",
             Group::SortedSet => "sorted-set",
             Group::Bloom => "bloom",
+            Group::Index => "index",
             Group::Scripting => "scripting",
         }
     }
@@ -135,6 +138,7 @@ impl Group {
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
             Group::Bloom => "@bloom",
+            Group::Index => "@index",
             Group::Scripting => "@scripting",
         }
     }

@@ -8,6 +8,7 @@
 use crate::bloom::Chain;
 use crate::bytes::CompactBytes;
 use crate::hash::HashTable;
+use crate::index::BitmapIndex;
 use crate::list::ListDeque;
 use crate::packed::Packed;
 use crate::set::SetTable;
@@ -30,6 +31,8 @@ pub enum Value {
     ZSet(Box<ZSetIndex>),
     /// A scalable Bloom filter (the `BF.*` commands).
     Bloom(Box<Chain>),
+    /// A bitmap index (the `IDX.*` commands).
+    Index(Box<BitmapIndex>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -41,16 +44,18 @@ pub enum ValueType {
     List,
     ZSet,
     Bloom,
+    Index,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 6] = [
+    const ALL: [ValueType; 7] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
         ValueType::List,
         ValueType::ZSet,
         ValueType::Bloom,
+        ValueType::Index,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +67,8 @@ impl ValueType {
             ValueType::ZSet => "zset",
             // RedisBloom's module type name, which TYPE reports for its keys.
             ValueType::Bloom => "MBbloom--",
+            // The bitmap index's module type name (nine characters, as module names are).
+            ValueType::Index => "keelindex",
         }
     }
 
@@ -131,6 +138,7 @@ impl Value {
             Value::ListPacked(_) | Value::List(_) => ValueType::List,
             Value::ZSetPacked(_) | Value::ZSet(_) => ValueType::ZSet,
             Value::Bloom(_) => ValueType::Bloom,
+            Value::Index(_) => ValueType::Index,
         }
     }
 
@@ -160,7 +168,7 @@ impl Value {
             Value::List(_) => "quicklist",
             Value::ZSet(_) => "skiplist",
             // Redis reports every module value as a raw object.
-            Value::Bloom(_) => "raw",
+            Value::Bloom(_) | Value::Index(_) => "raw",
         }
     }
 
@@ -189,6 +197,7 @@ impl Value {
             Value::List(l) => boxed(l.heap_bytes(), std::mem::size_of::<ListDeque>()),
             Value::ZSet(z) => boxed(z.heap_bytes(), std::mem::size_of::<ZSetIndex>()),
             Value::Bloom(b) => boxed(b.heap_bytes(), std::mem::size_of::<Chain>()),
+            Value::Index(i) => boxed(i.heap_bytes(), std::mem::size_of::<BitmapIndex>()),
         }
     }
 }
@@ -223,5 +232,18 @@ mod tests {
         assert_eq!(v.encoding(), "raw");
         assert!(v.heap_bytes() >= bits + std::mem::size_of::<Chain>());
         assert!(!v.is_shared_integer());
+    }
+
+    #[test]
+    fn an_index_is_named_and_sized() {
+        let mut idx = BitmapIndex::new();
+        idx.add(b"e", &[(b"a", b"v")], Some(b"payload"))
+            .expect("add");
+        let own = idx.heap_bytes();
+        let v = Value::Index(Box::new(idx));
+        assert_eq!(v.value_type().name(), "keelindex");
+        assert_eq!(ValueType::from_name(b"KEELINDEX"), Some(ValueType::Index));
+        assert_eq!(v.encoding(), "raw");
+        assert_eq!(v.heap_bytes(), own + std::mem::size_of::<BitmapIndex>());
     }
 }

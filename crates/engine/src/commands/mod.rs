@@ -13,6 +13,7 @@ pub mod bloom;
 pub mod connection;
 pub mod dump;
 pub mod hashes;
+pub mod index;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
@@ -52,6 +53,7 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        index::COMMANDS,
         dump::COMMANDS,
         operator::COMMANDS,
         persistence::COMMANDS,

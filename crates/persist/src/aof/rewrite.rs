@@ -9,6 +9,8 @@
 //! - hash: `HMSET key f1 v1 .. f64 v64` per 64 pairs
 //! - Bloom filter: `BF.LOADCHUNK key 1 <header>` then one `BF.LOADCHUNK key
 //!   <iter> <chunk>` per SCANDUMP chunk, as RedisBloom rewrites its filters
+//! - bitmap index: `IDX.CREATE key`, then per entity in search order `IDX.ADD key id attr
+//!   value .. [PAYLOAD payload]`
 //! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
 //!
 //! Function libraries come first, before the first `SELECT`: `FUNCTION LOAD <code>` each.
@@ -84,6 +86,21 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
                 iter = next;
             }
         }
+        Value::Index(index) => {
+            encode_command(out, &[b"IDX.CREATE".as_slice(), key]);
+            let mut argv: Vec<&[u8]> = Vec::new();
+            for e in index.entities() {
+                argv.clear();
+                argv.extend([b"IDX.ADD".as_slice(), key, e.id()]);
+                for (a, v) in e.pairs() {
+                    argv.extend([a, v]);
+                }
+                if let Some(p) = e.payload() {
+                    argv.extend([b"PAYLOAD".as_slice(), p]);
+                }
+                encode_command(out, &argv);
+            }
+        }
     }
     if let Some(at) = expire_at_ms {
         let at = at.to_string();
@@ -147,5 +164,21 @@ mod tests {
         let mut none = Vec::new();
         function_load_commands(&mut none, &[]);
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn an_index_becomes_create_then_one_add_per_entity() {
+        let mut idx = keel_store::index::BitmapIndex::new();
+        idx.add(b"e1", &[(b"a", b"1")], Some(b"p")).expect("add");
+        idx.add(b"e2", &[(b"a", b"2")], None).expect("add");
+        let mut out = Vec::new();
+        commands_for(&mut out, b"k", &Value::Index(Box::new(idx)), None);
+        assert_eq!(
+            out,
+            b"*2\r\n$10\r\nIDX.CREATE\r\n$1\r\nk\r\n\
+              *7\r\n$7\r\nIDX.ADD\r\n$1\r\nk\r\n$2\r\ne1\r\n$1\r\na\r\n$1\r\n1\r\n$7\r\nPAYLOAD\r\n$1\r\np\r\n\
+              *5\r\n$7\r\nIDX.ADD\r\n$1\r\nk\r\n$2\r\ne2\r\n$1\r\na\r\n$1\r\n2\r\n"
+                .as_slice()
+        );
     }
 }

@@ -32,6 +32,8 @@ pub enum ConvertError {
     ModuleVersion { name: String, version: u64 },
     #[error("invalid Bloom filter: {0}")]
     BadBloom(&'static str),
+    #[error("invalid bitmap index: {0}")]
+    BadIndex(&'static str),
 }
 
 /// Builds the store value for `v`, choosing the compact or general form as Keel's commands do
@@ -112,6 +114,9 @@ fn module_description(name: &str) -> Option<&'static str> {
 
 fn module_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
     let (name, version) = module_name(id);
+    if name.as_bytes() == super::index::INDEX_TYPE_NAME {
+        return super::index::index_value(id, raw);
+    }
     if name.as_bytes() != BLOOM_TYPE_NAME {
         return Err(ConvertError::UnsupportedModule {
             what: module_description(&name)

@@ -5,6 +5,7 @@
 mod convert;
 mod dump;
 mod function;
+mod index;
 mod read;
 mod write;
 
@@ -14,6 +15,7 @@ pub use function::{
     decode_function_dump, encode_function_dump, encode_function_dump_with, function_dump_libraries,
     FunctionDumpError, FunctionDumpLibraries,
 };
+pub use index::{index_from_module, INDEX_ENCODING_VERSION, INDEX_TYPE_NAME};
 pub use read::{read_all, RdbReader};
 pub use write::{
     module_id, module_name, RdbWriter, WriteOptions, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME,

@@ -255,7 +255,7 @@ pub(crate) fn type_byte(v: &Value) -> u8 {
         Value::ListPacked(_) | Value::List(_) => T_LIST_QUICKLIST_2,
         Value::ZSetPacked(_) => T_ZSET_LISTPACK,
         Value::ZSet(_) => T_ZSET_2,
-        Value::Bloom(_) => T_MODULE_2,
+        Value::Bloom(_) | Value::Index(_) => T_MODULE_2,
     }
 }
 
@@ -372,6 +372,7 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
             });
         }
         Value::Bloom(chain) => put_bloom(out, chain, compress),
+        Value::Index(index) => super::index::put_index(out, index, compress),
     }
 }
 

@@ -75,6 +75,7 @@ pub fn listed(v: &Value) -> Json {
                 .collect(),
         ),
         keel_store::ValueType::Bloom => panic!("no Bloom filters here"),
+        keel_store::ValueType::Index => panic!("no bitmap indexes here"),
     }
 }
 
