@@ -185,3 +185,37 @@ pub async fn load(
     }
     Ok((map, bitmap, report))
 }
+
+/// Mean microseconds per search for each back end, without HTTP: every
+/// request in `reqs` asked in turn (keel: one round trip at a time).
+pub async fn time_searches(
+    map: &MapSearch,
+    bitmap: &BitmapSearch,
+    keel: Option<&KeelSearch>,
+    reqs: &[search::FindPriceRequest],
+) -> (f64, f64, Option<f64>) {
+    use std::hint::black_box;
+    use std::time::Instant;
+    let per = |t: Instant| t.elapsed().as_secs_f64() * 1e6 / reqs.len().max(1) as f64;
+    let t = Instant::now();
+    for r in reqs {
+        black_box(map.find(r));
+    }
+    let m = per(t);
+    let t = Instant::now();
+    for r in reqs {
+        black_box(bitmap.find(r));
+    }
+    let b = per(t);
+    let k = match keel {
+        Some(k) => {
+            let t = Instant::now();
+            for r in reqs {
+                let _ = black_box(k.find(r).await);
+            }
+            Some(per(t))
+        }
+        None => None,
+    };
+    (m, b, k)
+}

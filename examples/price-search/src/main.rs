@@ -12,8 +12,8 @@
 
 use keel_price_search::data::{self, generate};
 use keel_price_search::http::{router, AppState};
-use keel_price_search::search::KeelSearch;
-use keel_price_search::{load, write_samples};
+use keel_price_search::search::{FindPriceRequest, KeelSearch};
+use keel_price_search::{load, time_searches, write_samples};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -157,12 +157,27 @@ async fn run(args: Args) -> Result<(), String> {
     let (map, bitmap, report) = load(|| generate(offerings, seed), keel.as_ref(), live_heap)
         .await
         .map_err(|e| format!("loading keel-server: {}", e.0))?;
+    let prices: Vec<_> = map.prices().collect();
     if let Some(dir) = &args.samples {
-        let prices: Vec<_> = map.prices().collect();
         write_samples(&prices, std::path::Path::new(dir), args.sample_count, 3389)
             .map_err(|e| format!("writing samples to {dir}: {e}"))?;
     }
-    let stats = report.to_json(args.threads);
+    // The cost of a search alone, HTTP aside, over 1000 sampled requests.
+    let mut rng = data::Rng::new(3389);
+    let reqs: Vec<FindPriceRequest> = (0..1000)
+        .filter_map(|_| {
+            let p = prices.get(rng.below(prices.len().max(1)))?;
+            serde_json::from_str(&data::request_json(p, None)).ok()
+        })
+        .collect();
+    drop(prices);
+    let (m, b, k) = time_searches(&map, &bitmap, keel.as_ref(), &reqs).await;
+    let mut stats = report.to_json(args.threads);
+    stats.pop();
+    stats.push_str(&format!(
+        ",\"search_us\":{{\"map\":{m:.2},\"bitmap\":{b:.2},\"keel\":{}}}}}",
+        k.map_or("null".into(), |k| format!("{k:.2}"))
+    ));
     let state = Arc::new(AppState {
         map,
         bitmap,
