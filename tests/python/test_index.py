@@ -137,12 +137,13 @@ def test_errors(r):
 
 
 def test_command_metadata(r):
-    info = r.execute_command("COMMAND", "INFO", "IDX.ADD", "IDX.SEARCH")
-    add, srch = info
-    assert add[1] == -5 and "write" in add[2] and (add[3], add[4], add[5]) == (1, 1, 1)
-    assert srch[1] == -4 and "readonly" in srch[2]
-    docs = r.execute_command("COMMAND", "DOCS", "IDX.INFO")
-    text = str(docs)
+    info = r.execute_command("COMMAND", "INFO", "IDX.ADD", "IDX.SEARCH", "IDX.DROP")
+    add, srch, drop = info["idx.add"], info["idx.search"], info["idx.drop"]
+    assert add["arity"] == -5 and "write" in add["flags"]
+    assert (add["first_key_pos"], add["last_key_pos"], add["step_count"]) == (1, 1, 1)
+    assert srch["arity"] == -4 and "readonly" in srch["flags"]
+    assert drop["arity"] == 2 and "write" in drop["flags"]
+    text = str(r.execute_command("COMMAND DOCS", "IDX.INFO"))
     for field in ("entities", "pairs", "attributes", "payload_bytes", "memory_bytes"):
         assert field in text
 
@@ -225,7 +226,7 @@ def test_aof_replay_and_rewrite(tmp_path):
         r = s.client()
         assert snapshot(r) == before
         assert r.exists("gone") == 0
-        assert r.execute_command("BGREWRITEAOF") == "Background append only file rewriting started"
+        assert r.bgrewriteaof()
         wait_for(lambda: persistence_info(r, "aof_rewrite_in_progress") == 0)
         assert persistence_info(r, "aof_last_bgrewrite_status") == "ok"
         base = [p for p in (tmp_path / "appendonlydir").iterdir() if ".base." in p.name]
