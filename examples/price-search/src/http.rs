@@ -13,7 +13,7 @@
 
 use crate::search::{BitmapSearch, FindPriceRequest, FindPriceRequestBulk, KeelSearch, MapSearch};
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -21,6 +21,9 @@ use axum::Router;
 use std::sync::Arc;
 
 pub const NOT_FOUND: &str = "unable find price";
+
+/// The largest body taken: room for a bulk request of all 65,536 ids.
+pub const MAX_BODY: usize = 32 << 20;
 
 /// Everything the handlers share.
 #[derive(Debug)]
@@ -37,6 +40,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/search/{backend}/prices", post(find_price))
         .route("/v5/search/{backend}/bulk/prices", post(find_price_bulk))
         .route("/stats", get(stats))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
 }
 

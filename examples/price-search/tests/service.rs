@@ -162,6 +162,20 @@ async fn three_backends_answer_alike() {
     );
     assert_eq!(body, want);
     assert_eq!(ask_all(port, bulk, "[]").await, (200, "[]".to_string()));
+    // A bulk body past axum's default 2 MB limit is taken.
+    let many: Vec<String> = (0..7000u16)
+        .map(|i| request_json(&expected[(i % 1500) as usize], Some(i)))
+        .collect();
+    let many = format!("[{}]", many.join(","));
+    assert!(many.len() > 2 << 20);
+    let (status, body) = ask_all(port, bulk, &many).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body.matches("{\"price\":{").count(),
+        6995,
+        "all found but the 5 ambiguous"
+    );
+    assert!(body.ends_with(",\"id\":6999}\n]"));
     for bad in [
         "",
         "{}",
