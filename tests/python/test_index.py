@@ -309,3 +309,45 @@ def test_updates_are_atomic_to_searches_on_other_threads():
         info = index_info(setup, "i")
         assert info["entities"] == len(search(setup, "i", "kind", "k"))
         assert info["entities"] >= n_fixed
+
+
+def test_writes_invalidate_watch(server, r):
+    fill(r)
+    other = server.client()
+    try:
+        for write in (("IDX.ADD", "i", "z", "colour", "red"), ("IDX.DEL", "i", "z"), ("IDX.DROP", "i")):
+            with r.pipeline() as p:
+                p.watch("i")
+                other.execute_command(*write)
+                p.multi()
+                p.exists("i")
+                with pytest.raises(redis.WatchError):
+                    p.execute()
+        # A removal that removes nothing changes nothing.
+        other.execute_command("IDX.CREATE", "i")
+        with r.pipeline() as p:
+            p.watch("i")
+            other.execute_command("IDX.DEL", "i", "nobody")
+            p.multi()
+            p.exists("i")
+            assert p.execute() == [1]
+    finally:
+        other.close()
+
+
+def test_restore_refuses_inconsistent_images(rb):
+    from test_dump_restore import payload
+
+    rb.execute_command("IDX.CREATE", "i")
+    rb.execute_command("IDX.ADD", "i", "idA1", "colour", "pink")
+    rb.execute_command("IDX.ADD", "i", "idB1", "colour", "blue")
+    body = rb.dump("i")[:-10]
+    assert rb.restore("ok", 0, payload(body)) == b"OK"
+    for bad in (body.replace(b"idB1", b"idA1"),  # an id twice
+                body.replace(b"blue", b"pink"),  # a pair twice
+                body[:-1]):  # no end of the module value
+        with pytest.raises(redis.ResponseError) as e:
+            rb.restore("bad", 0, payload(bad))
+            pytest.fail(f"restored {bad!r}")
+        assert "Bad data format" in str(e.value)
+    assert rb.exists("bad") == 0

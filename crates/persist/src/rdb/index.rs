@@ -190,6 +190,11 @@ pub fn index_from_module(raw: &[u8]) -> Result<BitmapIndex, ConvertError> {
     let mut pairs = Vec::with_capacity(n_pairs);
     for _ in 0..n_pairs {
         let attr = r.string()?;
+        // IDX.ADD reads this word as its payload option, so no command could have added such
+        // a pair, and an AOF rewrite could not express it.
+        if attr.eq_ignore_ascii_case(b"PAYLOAD") {
+            return Err(ConvertError::BadIndex("an attribute named PAYLOAD"));
+        }
         let value = r.string()?;
         let bytes = r.string()?;
         let bits = Bitmap32::deserialize_from(bytes.as_slice())
@@ -280,6 +285,18 @@ mod tests {
         assert_eq!(
             index_from_module(&huge),
             Err(ConvertError::BadIndex("a count larger than the data"))
+        );
+    }
+
+    #[test]
+    fn an_attribute_no_command_could_add_is_refused() {
+        let mut idx = BitmapIndex::new();
+        idx.add(b"e", &[(b"Payload", b"v")], None)
+            .expect("the store allows it");
+        let (id, raw) = body(&idx, false);
+        assert_eq!(
+            index_value(id, &raw),
+            Err(ConvertError::BadIndex("an attribute named PAYLOAD"))
         );
     }
 
