@@ -65,5 +65,14 @@ crash-test: build deps
 	$(PY) tests/crash/crash_test.py --server $(SERVER) --fsync always --rounds 20
 	$(PY) tests/crash/crash_test.py --server $(SERVER) --fsync everysec --rounds 20
 
+# The price-search example's benchmark: wrk against its map, in-process bitmap
+# index and keel-server back ends (examples/price-search/README.md).
+.PHONY: price-bench
+price-bench:
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk; }
+	$(CARGO) build --release --bin keel-server --bin price-search
+	python3 examples/price-search/bench.py
+
 clean:
 	$(CARGO) clean
