@@ -40,7 +40,7 @@ pub fn measure<T>(heap: fn() -> usize, f: impl FnOnce() -> T) -> (T, MemDelta) {
 
 /// keel-server's `used_memory` and `used_memory_rss`.
 pub async fn keel_memory(k: &KeelSearch) -> Option<(u64, u64)> {
-    let reply = k.client.cmd(&["INFO", "memory"]).await.ok()?;
+    let reply = k.client().cmd(&["INFO", "memory"]).await.ok()?;
     let text = match reply {
         keel_client::Frame::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
         _ => return None,
@@ -55,7 +55,7 @@ pub async fn keel_memory(k: &KeelSearch) -> Option<(u64, u64)> {
 
 /// `MEMORY USAGE key` as keel-server reports it for the index.
 pub async fn keel_memory_usage(k: &KeelSearch) -> Option<i64> {
-    match k.client.cmd(&["MEMORY", "USAGE", k.key.as_str()]).await {
+    match k.client().cmd(&["MEMORY", "USAGE", k.key.as_str()]).await {
         Ok(keel_client::Frame::Integer(n)) => Some(n),
         _ => None,
     }

@@ -145,12 +145,12 @@ fn main() {
 
 async fn run(args: Args) -> Result<(), String> {
     let keel = match &args.keel {
-        Some(url) => Some(KeelSearch {
-            client: keel_client::Client::connect(url)
+        // A connection per service thread.
+        Some(url) => Some(
+            KeelSearch::connect(url, &args.key, args.threads)
                 .await
-                .map_err(|e| format!("cannot reach keel-server at {url}: {e}"))?,
-            key: args.key.clone(),
-        }),
+                .map_err(|e| format!("cannot reach keel-server at {url}: {}", e.0))?,
+        ),
         None => None,
     };
     let (offerings, seed) = (args.offerings, args.seed);

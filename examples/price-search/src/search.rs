@@ -17,6 +17,7 @@ use keel_store::index::{BitmapIndex, Query};
 use parking_lot::RwLock;
 use serde::{Deserialize, Deserializer};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Index attribute names. Characteristics are `char:<name>` so that no
@@ -248,10 +249,13 @@ impl BitmapSearch {
     }
 }
 
-/// The index inside keel-server under `key`.
+/// The index inside keel-server under `key`, reached through a few connections taken in
+/// turn: one connection is served by one keel-server thread, so a single one would leave
+/// the server's other threads idle however many requests are in flight.
 #[derive(Debug, Clone)]
 pub struct KeelSearch {
-    pub client: Client,
+    clients: Vec<Client>,
+    next: Arc<AtomicUsize>,
     pub key: String,
 }
 
@@ -260,6 +264,33 @@ pub struct KeelSearch {
 pub struct KeelError(pub String);
 
 impl KeelSearch {
+    /// `connections` connections (at least one) to the server at `url`.
+    pub async fn connect(
+        url: &str,
+        key: &str,
+        connections: usize,
+    ) -> Result<KeelSearch, KeelError> {
+        let mut clients = Vec::with_capacity(connections.max(1));
+        for _ in 0..connections.max(1) {
+            clients.push(
+                Client::connect(url)
+                    .await
+                    .map_err(|e| KeelError(e.to_string()))?,
+            );
+        }
+        Ok(KeelSearch {
+            clients,
+            next: Arc::new(AtomicUsize::new(0)),
+            key: key.to_string(),
+        })
+    }
+
+    /// The next connection in turn.
+    pub fn client(&self) -> &Client {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len();
+        &self.clients[i]
+    }
+
     fn search_args<'a>(&'a self, r: &'a FindPriceRequest, names: &'a [String]) -> Vec<&'a [u8]> {
         let mut args: Vec<&[u8]> = Vec::with_capacity(24);
         args.push(b"IDX.SEARCH");
@@ -294,7 +325,7 @@ impl KeelSearch {
     pub async fn find(&self, r: &FindPriceRequest) -> Result<Option<Vec<u8>>, KeelError> {
         let names = char_names(r);
         let reply = self
-            .client
+            .client()
             .cmd(&self.search_args(r, &names))
             .await
             .map_err(|e| KeelError(e.to_string()))?;
@@ -306,7 +337,7 @@ impl KeelSearch {
         &self,
         rs: &[FindPriceRequestBulk],
     ) -> Result<Vec<Option<Vec<u8>>>, KeelError> {
-        let mut p = self.client.pipeline();
+        let mut p = self.client().pipeline();
         for r in rs {
             let names = char_names(&r.request);
             p.add(&self.search_args(&r.request, &names));
@@ -329,16 +360,16 @@ impl KeelSearch {
         batch: usize,
     ) -> Result<usize, KeelError> {
         let err = |e: keel_client::Error| KeelError(e.to_string());
-        self.client
+        self.client()
             .cmd(&[b"DEL", self.key.as_bytes()])
             .await
             .map_err(err)?;
-        self.client
+        self.client()
             .cmd(&[b"IDX.CREATE", self.key.as_bytes()])
             .await
             .map_err(err)?;
         let mut n = 0;
-        let mut pipe = self.client.pipeline();
+        let mut pipe = self.client().pipeline();
         let mut queued = 0;
         for p in prices {
             let mut args: Vec<Vec<u8>> = vec![b"IDX.ADD".to_vec(), self.key.clone().into_bytes()];
@@ -353,7 +384,7 @@ impl KeelSearch {
             queued += 1;
             if queued == batch {
                 n += Self::finish(pipe).await?;
-                pipe = self.client.pipeline();
+                pipe = self.client().pipeline();
                 queued = 0;
             }
         }

@@ -56,12 +56,9 @@ fn with_id(mut p: Price, id: &str, is_default: bool) -> Price {
 async fn three_backends_answer_alike() {
     let server = keel_testkit::start("keel", keel_testkit::free_port());
     let url = format!("redis://127.0.0.1:{}", server.port);
-    let keel = KeelSearch {
-        client: keel_client::Client::connect(&url)
-            .await
-            .expect("keel-server"),
-        key: "prices".into(),
-    };
+    let keel = KeelSearch::connect(&url, "prices", 2)
+        .await
+        .expect("keel-server");
 
     // A slice of one offering, plus prices sharing the conditions of others:
     // #10 has two twins, one of them the default; #20 has a twin, no default.
