@@ -206,6 +206,16 @@ def test_intersect(r):
     assert err(r, "R.INTERSECT", "a", "s") == WRONGTYPE
     info = r.execute_command("COMMAND", "INFO", "R.INTERSECT")
     assert "readonly" in str(info)
+    assert "movablekeys" in str(info)
+    # Only a trailing option is an option: its words are not keys, and a key may be
+    # named like one anywhere else.
+    getkeys = lambda *a: r.command_getkeys("R.INTERSECT", *a)
+    assert getkeys("a", "b", "LIMIT", 5) == ["a", "b"]
+    assert getkeys("a", "b", "card") == ["a", "b"]
+    assert getkeys("a", "MIN", "b") == ["a", "MIN", "b"]
+    assert getkeys("a", "CARD", "5") == ["a", "CARD", "5"]
+    r.execute_command("R.SETINTARRAY", "CARD", 0, 30, 60)
+    assert r.execute_command("R.INTERSECT", "CARD", "a", "CARD") == 3
 
 
 def test_wrongtype_and_argument_errors(r):

@@ -168,6 +168,14 @@ pub enum Keys {
         numkeys: i32,
         extra: i32,
     },
+    /// Every argument from `first` on, less one trailing option: a word of `options` with
+    /// its count of arguments, found at the end of the line (R.INTERSECT's `CARD`, `MIN`,
+    /// `LIMIT n`). The handler reads options the same way, so a key may be named like an
+    /// option anywhere but last.
+    BeforeOptions {
+        first: i32,
+        options: &'static [(&'static str, u8)],
+    },
     /// The keys of the commands queued by MULTI (EXEC).
     Queued,
 }
@@ -190,6 +198,7 @@ impl Keys {
         match self {
             Keys::None | Keys::Queued => (0, 0, 0),
             Keys::Range { first, last, step } => (first.into(), last.into(), step.into()),
+            Keys::BeforeOptions { first, .. } => (first.into(), -1, 1),
             Keys::NumKeys { extra, numkeys } => {
                 if extra > 0 {
                     (extra.into(), extra.into(), 1)
@@ -219,6 +228,20 @@ impl Keys {
                     out.push(i as usize);
                     i += step;
                 }
+            }
+            Keys::BeforeOptions { first, options } => {
+                let first = first.max(1) as usize;
+                let mut end = argv.len();
+                for &(word, nargs) in options {
+                    let at = end.checked_sub(1 + usize::from(nargs));
+                    if let Some(at) = at.filter(|&at| at >= first) {
+                        if argv[at].eq_ignore_ascii_case(word.as_bytes()) {
+                            end = at;
+                            break;
+                        }
+                    }
+                }
+                out.extend(first..end);
             }
             Keys::NumKeys { numkeys, extra } => {
                 if extra > 0 && i64::from(extra) < argc {

@@ -63,7 +63,7 @@ fn subcommand_ids(table: &CommandTable, id: usize) -> impl Iterator<Item = usize
 
 /// Whether the command's key positions depend on its arguments.
 fn movable_keys(spec: &CommandSpec) -> bool {
-    matches!(spec.keys, Keys::NumKeys { .. })
+    matches!(spec.keys, Keys::NumKeys { .. } | Keys::BeforeOptions { .. })
 }
 
 fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
@@ -265,6 +265,11 @@ fn key_specs(spec: &CommandSpec) -> Vec<Frame> {
     }
     match spec.keys {
         Keys::None | Keys::Queued => Vec::new(),
+        Keys::BeforeOptions { first, .. } => vec![key_spec(
+            key_flags(spec, false),
+            first.into(),
+            range_keys(-1, 1),
+        )],
         Keys::Range { first, last, step } => {
             // `lastkey` is relative to the first key when non-negative.
             let lastkey = if last < 0 { last } else { last - first };

@@ -1193,7 +1193,10 @@ pub(crate) const R_INTERSECT: CommandSpec = CommandSpec {
     group: Group::Roaring,
     arity: -2,
     flags: READ,
-    keys: Keys::range(1, -1, 1),
+    keys: Keys::BeforeOptions {
+        first: 1,
+        options: &[("CARD", 0), ("MIN", 0), ("LIMIT", 1)],
+    },
     summary: "Returns the ids every given 32-bit Roaring bitmap holds (with CARD their count, with MIN the smallest or -1, with LIMIT n the first n), without storing anything",
     since: "1.0.0",
     complexity: "O(S * K), where S is the size of the smallest bitmap and K the number of bitmaps",
