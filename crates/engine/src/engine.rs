@@ -98,6 +98,8 @@ pub struct Engine {
     /// The script cache, function libraries and running scripts; the
     /// language host is installed by the server.
     pub scripting: crate::scripting::Scripting,
+    /// Pub/sub subscriptions.
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 pub struct EngineBuilder {
@@ -170,6 +172,7 @@ impl EngineBuilder {
             persist: crate::persistence::Persistence::default(),
             me: std::sync::OnceLock::new(),
             scripting: crate::scripting::Scripting::default(),
+            pubsub: crate::pubsub::PubSub::default(),
         }
     }
 }
@@ -229,6 +232,7 @@ impl Engine {
     pub fn disconnect(&self, session: &mut Session) {
         self.drop_block(session);
         crate::monitor::stop(self, session);
+        self.pubsub.drop_all(session);
         self.watches.unwatch_all(session);
         self.clients.lock().remove(&session.id());
         self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);

@@ -140,6 +140,14 @@ impl Engine {
                 return (self.rejected(&argv, Some(id), e), Vec::new());
             }
         }
+        if session.pubsub.is_some()
+            && session.proto == keel_resp::Protocol::Resp2
+            && crate::pubsub::subscribed(session)
+        {
+            if let Some(e) = crate::pubsub::refuse(spec.name, self.commands.full_name(id)) {
+                return (self.rejected(&argv, Some(id), e), Vec::new());
+            }
+        }
         if spec.flags.contains(Flags::WRITE)
             && self.persist.writes_refused.load(Ordering::Relaxed)
             && session.multi.is_none()

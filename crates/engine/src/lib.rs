@@ -20,6 +20,7 @@ pub mod latency;
 pub mod monitor;
 pub mod pause;
 pub mod persistence;
+pub mod pubsub;
 pub mod scripting;
 pub mod session;
 pub mod slowlog;

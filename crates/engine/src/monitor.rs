@@ -85,7 +85,14 @@ struct FeedState {
 }
 
 impl MonitorFeed {
-    fn push(&self, line: &[u8]) {
+    pub(crate) fn new(client_id: u64) -> MonitorFeed {
+        MonitorFeed {
+            client_id,
+            state: Mutex::new(FeedState::default()),
+        }
+    }
+
+    pub(crate) fn push(&self, line: &[u8]) {
         let mut s = self.state.lock();
         if s.closed {
             return;

@@ -48,6 +48,8 @@ pub struct ClientHandle {
     pub paused: AtomicBool,
     /// Waiting in a blocking command, for CLIENT LIST `flags=b`.
     pub blocked: AtomicBool,
+    /// Channel, pattern and shard-channel subscriptions, for CLIENT LIST.
+    pub subs: [AtomicUsize; 3],
 }
 
 /// A connection's buffer sizes as its task last published them, for CLIENT
@@ -137,6 +139,7 @@ impl ClientHandle {
             monitor: AtomicBool::new(false),
             paused: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
+            subs: Default::default(),
         }
     }
 
@@ -190,6 +193,8 @@ pub struct Session {
     pub postponed: Option<Vec<Bytes>>,
     /// CLIENT REPLY state, `REPLY_*` bits; zero when every reply is sent.
     pub reply_flags: u8,
+    /// The client's pub/sub subscriptions, once it has subscribed.
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
 }
 
 /// CLIENT REPLY OFF: no reply is sent until CLIENT REPLY ON.
@@ -250,6 +255,17 @@ impl Session {
             monitor: None,
             postponed: None,
             reply_flags: 0,
+            pubsub: None,
+        }
+    }
+
+    /// The queue of lines or messages this connection is sent between
+    /// replies: MONITOR's, or its subscriptions'.
+    pub fn push_feed(&self) -> Option<Arc<crate::monitor::MonitorFeed>> {
+        match (&self.monitor, &self.pubsub) {
+            (Some(f), _) => Some(f.clone()),
+            (None, Some(s)) => Some(s.feed.clone()),
+            (None, None) => None,
         }
     }
 

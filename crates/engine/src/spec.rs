@@ -107,6 +107,7 @@ pub enum Group {
     /// The `IDX.*` commands (Keel's bitmap index).
     Index,
     Scripting,
+    Pubsub,
 }
 
 impl Group {
@@ -127,6 +128,7 @@ impl Group {
             Group::Roaring64 => "roaring64",
             Group::Index => "index",
             Group::Scripting => "scripting",
+            Group::Pubsub => "pubsub",
         }
     }
 
@@ -148,6 +150,7 @@ impl Group {
             Group::Roaring64 => "@roaring64",
             Group::Index => "@index",
             Group::Scripting => "@scripting",
+            Group::Pubsub => "@pubsub",
         }
     }
 }

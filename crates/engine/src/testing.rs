@@ -74,14 +74,29 @@ impl TestEngine {
 /// The reply as a client would read it: pre-encoded parts (`Frame::Encoded`)
 /// parsed back into frames, so tests compare structures, not encodings. An
 /// empty encoding is no reply at all (a second MONITOR, CLIENT REPLY OFF) and
-/// stays as it is.
+/// stays as it is. A reply of several frames (SUBSCRIBE's confirmations, one
+/// per channel) comes back as an array of them.
 pub fn decoded(f: Frame) -> Frame {
     match f {
         Frame::Encoded(raw) if raw.is_empty() => Frame::Encoded(raw),
-        Frame::Encoded(raw) => match keel_resp::parse_frame(&raw) {
-            Ok(Some((frame, n))) if n == raw.len() => frame,
-            other => panic!("an encoded reply must hold exactly one frame: {other:?}"),
-        },
+        Frame::Encoded(raw) => {
+            let mut frames = Vec::new();
+            let mut at = 0;
+            while at < raw.len() {
+                match keel_resp::parse_frame(&raw.slice(at..)) {
+                    Ok(Some((frame, n))) => {
+                        frames.push(frame);
+                        at += n;
+                    }
+                    other => panic!("an encoded reply must hold whole frames: {other:?}"),
+                }
+            }
+            if frames.len() == 1 {
+                frames.pop().unwrap_or(Frame::Null)
+            } else {
+                Frame::Array(frames)
+            }
+        }
         Frame::Array(items) => Frame::Array(items.into_iter().map(decoded).collect()),
         Frame::Set(items) => Frame::Set(items.into_iter().map(decoded).collect()),
         Frame::Push(items) => Frame::Push(items.into_iter().map(decoded).collect()),

@@ -632,7 +632,7 @@ async fn connection_loop(
     let mut progress: Option<Progress> = None;
     let mut pending = Pending::default();
     loop {
-        let read = if session.monitor.is_some() {
+        let read = if session.monitor.is_some() || session.pubsub.is_some() {
             monitor_read(engine, session, stream, &mut rbuf, wake).await?
         } else {
             read_some(engine, &handle, stream, &mut rbuf, wake).await?
@@ -655,6 +655,10 @@ async fn connection_loop(
         }
         BufferStats::set(&bufs.qbuf, rbuf.len());
         BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
+        if let Some(subs) = session.pubsub.as_ref() {
+            // Messages that arrived before these commands go out before their replies.
+            flush_messages(engine, session, &subs.feed, &mut wbuf);
+        }
         engine
             .stats
             .net_input_bytes
@@ -992,6 +996,26 @@ fn send_reply(session: &mut Session, before: u8, reply: &Frame, wbuf: &mut Bytes
     }
 }
 
+/// Move the messages queued for a subscriber to its reply buffer (dropped
+/// while its replies are off, as Redis drops them).
+fn flush_messages(
+    engine: &Engine,
+    session: &Session,
+    feed: &keel_engine::monitor::MonitorFeed,
+    wbuf: &mut BytesMut,
+) {
+    let before = wbuf.len();
+    feed.take_into(wbuf);
+    if session.reply_flags & keel_engine::session::REPLY_OFF != 0 {
+        wbuf.truncate(before);
+    } else {
+        engine
+            .stats
+            .net_output_bytes
+            .fetch_add((wbuf.len() - before) as u64, Ordering::Relaxed);
+    }
+}
+
 /// Read for a monitoring client: while it sends nothing, write the lines fed to
 /// it (none while its replies are off). Monitors never time out, as in Redis.
 async fn monitor_read(
@@ -1001,7 +1025,7 @@ async fn monitor_read(
     rbuf: &mut BytesMut,
     wake: &Notify,
 ) -> std::io::Result<Wait> {
-    let Some(feed) = session.monitor.clone() else {
+    let Some(feed) = session.push_feed() else {
         return read_some(engine, &session.handle, stream, rbuf, wake).await;
     };
     let mut lines = BytesMut::new();

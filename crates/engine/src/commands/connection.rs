@@ -47,7 +47,19 @@ pub(crate) const PING: CommandSpec = CommandSpec {
     run: ping,
 };
 
-fn ping(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+fn ping(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    if ctx.session.pubsub.is_some()
+        && ctx.session.proto == Protocol::Resp2
+        && crate::pubsub::subscribed(ctx.session)
+        && args.remaining() <= 1
+    {
+        // Subscribed RESP2 clients get a message-shaped answer.
+        let arg = args.next_opt().cloned().unwrap_or_default();
+        return Ok(Frame::Array(vec![
+            Frame::Bulk(Bytes::from_static(b"pong")),
+            Frame::Bulk(arg),
+        ]));
+    }
     match args.remaining() {
         0 => Ok(Frame::simple("PONG")),
         1 => Ok(Frame::Bulk(args.next_arg()?.clone())),
@@ -280,6 +292,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     ctx.session.set_no_evict(false);
     ctx.session.set_no_touch(false);
     crate::monitor::stop(ctx.engine, ctx.session);
+    ctx.engine.pubsub.drop_all(ctx.session);
     // Replies are switched back on before RESET answers; a SKIP in effect
     // still hides its answer.
     ctx.session.reply_flags &= crate::session::REPLY_SKIP;
@@ -477,6 +490,10 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     if h.monitor.load(Ordering::Relaxed) {
         flags.push('O');
     }
+    let subs = h.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
+    if subs.iter().any(|&n| n > 0) {
+        flags.push('P');
+    }
     if in_multi {
         flags.push('x');
     }
@@ -512,7 +529,7 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     };
     format!(
         "id={} addr={} laddr={} fd={} name={} age={age} idle={idle} flags={flags} db={} \
-         sub=0 psub=0 ssub=0 multi={multi} {} cmd={cmd} user=default redir=-1 resp={} \
+         sub={} psub={} ssub={} multi={multi} {} cmd={cmd} user=default redir=-1 resp={} \
          lib-name={} lib-ver={}\n",
         h.id,
         h.addr,
@@ -520,6 +537,9 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
         h.fd.load(Ordering::Relaxed),
         text(&h.name),
         h.db.load(Ordering::Relaxed),
+        subs[0],
+        subs[1],
+        subs[2],
         buffer_fields(h, argv_mem),
         h.resp.load(Ordering::Relaxed),
         text(&h.lib_name),

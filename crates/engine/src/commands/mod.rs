@@ -19,6 +19,7 @@ pub mod keys;
 pub mod lists;
 pub mod operator;
 pub mod persistence;
+pub mod pubsub;
 pub mod roaring;
 pub mod scripting;
 pub mod server;
@@ -60,6 +61,7 @@ pub fn table() -> CommandTable {
         operator::COMMANDS,
         persistence::COMMANDS,
         scripting::COMMANDS,
+        pubsub::COMMANDS,
     ])
 }
 

@@ -617,6 +617,7 @@ fn info_stats(e: &Engine, out: &mut String) {
     field!(out, "evicted_keys", "0");
     field!(out, "keyspace_hits", "{}", st.keyspace_hits());
     field!(out, "keyspace_misses", "{}", st.keyspace_misses());
+    crate::commands::pubsub::info_fields(e, out);
     field!(out, "latest_fork_usec", "0");
     field!(out, "total_forks", "0");
     field!(out, "unexpected_error_replies", "0");
