@@ -247,3 +247,22 @@ def test_asyncio_pubsub(server):
         await c.aclose() if hasattr(c, "aclose") else await c.close()
 
     asyncio.run(main())
+
+
+def test_command_info_and_getkeys(r):
+    info = r.execute_command("COMMAND", "INFO", "spublish", "ssubscribe", "publish", "pubsub|help")
+    assert info["spublish"]["flags"] == ["pubsub", "loading", "stale", "fast"]
+    assert (info["spublish"]["first_key_pos"], info["spublish"]["last_key_pos"]) == (1, 1)
+    assert (info["ssubscribe"]["first_key_pos"], info["ssubscribe"]["last_key_pos"]) == (1, -1)
+    assert info["publish"]["flags"] == ["pubsub", "loading", "stale", "fast"]
+    assert info["pubsub|help"]["flags"] == ["loading", "stale"]
+    # Shard channels are not keys.
+    for argv in (("SSUBSCRIBE", "a", "b"), ("SPUBLISH", "a", "m")):
+        with pytest.raises(redis.ResponseError, match="The command has no key arguments"):
+            r.execute_command("COMMAND", "GETKEYS", *argv)
+
+
+def test_scripts_publish_but_do_not_subscribe(r):
+    assert r.eval("return redis.call('publish', 'nobody', 'x')", 0) == 0
+    with pytest.raises(redis.ResponseError, match="not allowed from script"):
+        r.eval("return redis.call('subscribe', 'a')", 0)

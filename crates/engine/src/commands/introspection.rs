@@ -118,7 +118,8 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
         if f.contains(Flags::WRITE) || f.contains(Flags::READONLY) {
             cats.push("@keyspace");
         }
-    } else {
+    } else if spec.group != Group::Pubsub {
+        // Pub/sub commands are @pubsub by their flag (PUBSUB HELP is not).
         cats.push(spec.group.acl_category());
     }
     for (flag, cat) in [
@@ -530,7 +531,8 @@ fn keys_of(
             "Invalid number of arguments specified for command",
         ));
     }
-    if matches!(spec.keys, Keys::None | Keys::Queued) {
+    // Shard channels sit where keys would (for cluster routing) but are not keys.
+    if matches!(spec.keys, Keys::None | Keys::Queued) || spec.group == Group::Pubsub {
         return Err(CmdError::err("The command has no key arguments"));
     }
     let invalid_args = || CmdError::err("Invalid arguments specified for command");

@@ -16,17 +16,15 @@ const SUB_FLAGS: Flags = Flags::PUBSUB
 const PUB_FLAGS: Flags = Flags::PUBSUB
     .union(Flags::LOADING)
     .union(Flags::STALE)
-    .union(Flags::FAST)
-    .union(Flags::MAY_REPLICATE);
+    .union(Flags::FAST);
 const INTRO_FLAGS: Flags = Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE);
 
 const fn spec(
     name: &'static str,
+    keys: Keys,
     arity: i32,
     flags: Flags,
-    summary: &'static str,
-    since: &'static str,
-    complexity: &'static str,
+    [summary, since, complexity]: [&'static str; 3],
     run: crate::spec::Handler,
 ) -> CommandSpec {
     CommandSpec {
@@ -34,7 +32,7 @@ const fn spec(
         group: Group::Pubsub,
         arity,
         flags,
-        keys: Keys::None,
+        keys,
         summary,
         since,
         complexity,
@@ -45,74 +43,98 @@ const fn spec(
 
 pub(crate) const SUBSCRIBE: CommandSpec = spec(
     "SUBSCRIBE",
+    Keys::None,
     -2,
     SUB_FLAGS,
-    "Listens for messages published to channels.",
-    "2.0.0",
-    "O(N) where N is the number of channels to subscribe to.",
+    [
+        "Listens for messages published to channels.",
+        "2.0.0",
+        "O(N) where N is the number of channels to subscribe to.",
+    ],
     subscribe,
 );
 pub(crate) const UNSUBSCRIBE: CommandSpec = spec(
     "UNSUBSCRIBE",
+    Keys::None,
     -1,
     SUB_FLAGS,
-    "Stops listening to messages posted to channels.",
-    "2.0.0",
-    "O(N) where N is the number of channels to unsubscribe.",
+    [
+        "Stops listening to messages posted to channels.",
+        "2.0.0",
+        "O(N) where N is the number of channels to unsubscribe.",
+    ],
     unsubscribe,
 );
 pub(crate) const PSUBSCRIBE: CommandSpec = spec(
     "PSUBSCRIBE",
+    Keys::None,
     -2,
     SUB_FLAGS,
-    "Listens for messages published to channels that match one or more patterns.",
-    "2.0.0",
-    "O(N) where N is the number of patterns to subscribe to.",
+    [
+        "Listens for messages published to channels that match one or more patterns.",
+        "2.0.0",
+        "O(N) where N is the number of patterns to subscribe to.",
+    ],
     psubscribe,
 );
 pub(crate) const PUNSUBSCRIBE: CommandSpec = spec(
     "PUNSUBSCRIBE",
+    Keys::None,
     -1,
     SUB_FLAGS,
-    "Stops listening to messages published to channels that match one or more patterns.",
-    "2.0.0",
-    "O(N) where N is the number of patterns to unsubscribe.",
+    [
+        "Stops listening to messages published to channels that match one or more patterns.",
+        "2.0.0",
+        "O(N) where N is the number of patterns to unsubscribe.",
+    ],
     punsubscribe,
 );
 pub(crate) const SSUBSCRIBE: CommandSpec = spec(
     "SSUBSCRIBE",
+    Keys::range(1, -1, 1),
     -2,
     SUB_FLAGS,
-    "Listens for messages published to shard channels.",
-    "7.0.0",
-    "O(N) where N is the number of shard channels to subscribe to.",
+    [
+        "Listens for messages published to shard channels.",
+        "7.0.0",
+        "O(N) where N is the number of shard channels to subscribe to.",
+    ],
     ssubscribe,
 );
 pub(crate) const SUNSUBSCRIBE: CommandSpec = spec(
     "SUNSUBSCRIBE",
+    Keys::range(1, -1, 1),
     -1,
     SUB_FLAGS,
-    "Stops listening to messages posted to shard channels.",
-    "7.0.0",
-    "O(N) where N is the number of shard channels to unsubscribe.",
+    [
+        "Stops listening to messages posted to shard channels.",
+        "7.0.0",
+        "O(N) where N is the number of shard channels to unsubscribe.",
+    ],
     sunsubscribe,
 );
 pub(crate) const PUBLISH: CommandSpec = spec(
     "PUBLISH",
+    Keys::None,
     3,
     PUB_FLAGS,
-    "Posts a message to a channel.",
-    "2.0.0",
-    "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+    [
+        "Posts a message to a channel.",
+        "2.0.0",
+        "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+    ],
     publish,
 );
 pub(crate) const SPUBLISH: CommandSpec = spec(
     "SPUBLISH",
+    Keys::single(1),
     3,
     PUB_FLAGS,
-    "Post a message to a shard channel",
-    "7.0.0",
-    "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+    [
+        "Post a message to a shard channel",
+        "7.0.0",
+        "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+    ],
     spublish,
 );
 
@@ -138,56 +160,74 @@ pub(crate) const PUBSUB: CommandSpec = CommandSpec {
 
 pub(crate) const PUBSUB_CHANNELS: CommandSpec = spec(
     "PUBSUB|CHANNELS",
+    Keys::None,
     -2,
     INTRO_FLAGS,
-    "Returns the active channels.",
-    "2.8.0",
-    "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+    [
+        "Returns the active channels.",
+        "2.8.0",
+        "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+    ],
     pubsub_channels,
 );
 pub(crate) const PUBSUB_NUMSUB: CommandSpec = spec(
     "PUBSUB|NUMSUB",
+    Keys::None,
     -2,
     INTRO_FLAGS,
-    "Returns a count of subscribers to channels.",
-    "2.8.0",
-    "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+    [
+        "Returns a count of subscribers to channels.",
+        "2.8.0",
+        "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+    ],
     pubsub_numsub,
 );
 pub(crate) const PUBSUB_NUMPAT: CommandSpec = spec(
     "PUBSUB|NUMPAT",
+    Keys::None,
     2,
     INTRO_FLAGS,
-    "Returns a count of unique pattern subscriptions.",
-    "2.8.0",
-    "O(1)",
+    [
+        "Returns a count of unique pattern subscriptions.",
+        "2.8.0",
+        "O(1)",
+    ],
     pubsub_numpat,
 );
 pub(crate) const PUBSUB_SHARDCHANNELS: CommandSpec = spec(
     "PUBSUB|SHARDCHANNELS",
+    Keys::None,
     -2,
     INTRO_FLAGS,
-    "Returns the active shard channels.",
-    "7.0.0",
-    "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+    [
+        "Returns the active shard channels.",
+        "7.0.0",
+        "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+    ],
     pubsub_shardchannels,
 );
 pub(crate) const PUBSUB_SHARDNUMSUB: CommandSpec = spec(
     "PUBSUB|SHARDNUMSUB",
+    Keys::None,
     -2,
     INTRO_FLAGS,
-    "Returns the count of subscribers of shard channels.",
-    "7.0.0",
-    "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+    [
+        "Returns the count of subscribers of shard channels.",
+        "7.0.0",
+        "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+    ],
     pubsub_shardnumsub,
 );
 pub(crate) const PUBSUB_HELP: CommandSpec = spec(
     "PUBSUB|HELP",
+    Keys::None,
     2,
     Flags::LOADING.union(Flags::STALE),
-    "Returns helpful text about the different subcommands.",
-    "6.2.0",
-    "O(1)",
+    [
+        "Returns helpful text about the different subcommands.",
+        "6.2.0",
+        "O(1)",
+    ],
     pubsub_help,
 );
 
