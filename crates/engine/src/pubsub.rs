@@ -323,3 +323,40 @@ pub(crate) fn refuse(name: &str, full_name: String) -> Option<crate::error::CmdE
         "Can't execute '{full_name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestEngine;
+
+    fn taken(feed: &MonitorFeed) -> String {
+        let mut out = BytesMut::new();
+        feed.take_into(&mut out);
+        String::from_utf8_lossy(&out).replace("\r\n", " ")
+    }
+
+    #[test]
+    fn each_receiver_gets_its_protocol_and_patterns_match_by_glob() {
+        let t = TestEngine::new();
+        let mut a = t.other_session();
+        let mut b = t.other_session();
+        b.set_proto(Protocol::Resp3);
+        let ps = &t.engine.pubsub;
+        ps.subscribe(&mut a, Kind::Channel, &[Bytes::from_static(b"news")]);
+        ps.subscribe(&mut b, Kind::Pattern, &[Bytes::from_static(b"n[a-e]ws")]);
+        assert_eq!(ps.publish(Kind::Channel, b"news", b"x"), 2);
+        assert_eq!(ps.publish(Kind::Channel, b"nzws", b"y"), 0);
+        // A shard channel of the same name is another channel.
+        assert_eq!(ps.publish(Kind::Shard, b"news", b"z"), 0);
+        let fa = a.push_feed().expect("a subscribed");
+        let fb = b.push_feed().expect("b subscribed");
+        assert_eq!(taken(&fa), "*3 $7 message $4 news $1 x ");
+        assert_eq!(taken(&fb), ">4 $8 pmessage $8 n[a-e]ws $4 news $1 x ");
+        assert_eq!(ps.active(Kind::Pattern), 1);
+        ps.drop_all(&mut b);
+        assert_eq!(ps.active(Kind::Pattern), 0);
+        assert!(!subscribed(&b));
+        assert!(subscribed(&a));
+        assert_eq!(a.handle.subs[0].load(Ordering::Relaxed), 1);
+    }
+}
