@@ -10,12 +10,12 @@ use keel_store::value::CompactLimits;
 use keel_store::Value;
 use thiserror::Error;
 
+use super::module::{ModReader, MOD_EOF};
 use super::write::{
     module_id, module_name, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME, ROARING64_TYPE_NAME,
     ROARING_ENCODING_VERSION, ROARING_TYPE_NAME,
 };
 use super::RdbValue;
-use crate::lzf;
 
 /// Why a snapshot value cannot become a store value.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -160,10 +160,9 @@ fn roaring_from_module(
             version,
         });
     }
-    let bad = |_| ConvertError::BadRoaring("truncated or malformed module data".into());
-    let mut r = ModReader { buf: raw, pos: 0 };
-    let bytes = r.string().map_err(bad)?;
-    r.opcode(0).map_err(bad)?;
+    let mut r = ModReader::new(raw, |why| ConvertError::BadRoaring(why.into()));
+    let bytes = r.string()?;
+    r.opcode(MOD_EOF)?;
     if r.pos != raw.len() {
         return Err(ConvertError::BadRoaring("data after the end opcode".into()));
     }
@@ -179,111 +178,12 @@ fn roaring_from_module(
     })
 }
 
-/// Reads module opcodes and their data.
-struct ModReader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
 const BAD: ConvertError = ConvertError::BadBloom("truncated or malformed module data");
-
-impl<'a> ModReader<'a> {
-    fn byte(&mut self) -> Result<u8, ConvertError> {
-        let b = *self.buf.get(self.pos).ok_or(BAD)?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ConvertError> {
-        let end = self.pos.checked_add(n).ok_or(BAD)?;
-        let s = self.buf.get(self.pos..end).ok_or(BAD)?;
-        self.pos = end;
-        Ok(s)
-    }
-
-    /// A length, or the special-encoding number when the top bits are `11`.
-    fn len(&mut self) -> Result<(u64, bool), ConvertError> {
-        let b = self.byte()?;
-        Ok(match b >> 6 {
-            0 => (u64::from(b & 0x3f), false),
-            1 => ((u64::from(b & 0x3f) << 8) | u64::from(self.byte()?), false),
-            2 if b == 0x80 => (
-                u64::from(u32::from_be_bytes(
-                    self.take(4)?.try_into().map_err(|_| BAD)?,
-                )),
-                false,
-            ),
-            2 if b == 0x81 => (
-                u64::from_be_bytes(self.take(8)?.try_into().map_err(|_| BAD)?),
-                false,
-            ),
-            2 => return Err(BAD),
-            _ => (u64::from(b & 0x3f), true),
-        })
-    }
-
-    fn plain_len(&mut self) -> Result<u64, ConvertError> {
-        match self.len()? {
-            (n, false) => Ok(n),
-            _ => Err(BAD),
-        }
-    }
-
-    fn opcode(&mut self, want: u64) -> Result<(), ConvertError> {
-        if self.plain_len()? == want {
-            Ok(())
-        } else {
-            Err(ConvertError::BadBloom("unexpected field type"))
-        }
-    }
-
-    fn uint(&mut self) -> Result<u64, ConvertError> {
-        self.opcode(2)?;
-        self.plain_len()
-    }
-
-    fn double(&mut self) -> Result<f64, ConvertError> {
-        self.opcode(4)?;
-        Ok(f64::from_le_bytes(
-            self.take(8)?.try_into().map_err(|_| BAD)?,
-        ))
-    }
-
-    fn string(&mut self) -> Result<Vec<u8>, ConvertError> {
-        self.opcode(5)?;
-        match self.len()? {
-            (n, false) => Ok(self.take(usize::try_from(n).map_err(|_| BAD)?)?.to_vec()),
-            (0, true) => Ok((self.byte()? as i8).to_string().into_bytes()),
-            (1, true) => Ok(
-                i16::from_le_bytes(self.take(2)?.try_into().map_err(|_| BAD)?)
-                    .to_string()
-                    .into_bytes(),
-            ),
-            (2, true) => Ok(
-                i32::from_le_bytes(self.take(4)?.try_into().map_err(|_| BAD)?)
-                    .to_string()
-                    .into_bytes(),
-            ),
-            (3, true) => {
-                let clen = usize::try_from(self.plain_len()?).map_err(|_| BAD)?;
-                let ulen = usize::try_from(self.plain_len()?).map_err(|_| BAD)?;
-                let data = self.take(clen)?;
-                // LZF expands at most about 264 times: refuse a claim beyond that before
-                // allocating the output.
-                if ulen / 264 > clen + 1 {
-                    return Err(BAD);
-                }
-                lzf::decompress(data, ulen).map_err(|_| BAD)
-            }
-            _ => Err(BAD),
-        }
-    }
-}
 
 /// A RedisBloom `MBbloom--` value (encoding version 4): checks every field, builds the dump
 /// header the store validates, then copies each link's bits in.
 fn bloom_from_module(raw: &[u8]) -> Result<Chain, ConvertError> {
-    let mut r = ModReader { buf: raw, pos: 0 };
+    let mut r = ModReader::new(raw, ConvertError::BadBloom);
     let to_u32 = |n: u64| u32::try_from(n).map_err(|_| BAD);
     let size = r.uint()?;
     let nfilters = r.uint()?;

@@ -11,16 +11,12 @@ use keel_store::roaring::Bitmap32;
 use keel_store::Value;
 
 use super::convert::ConvertError;
+use super::module::{ModReader, MOD_EOF, MOD_STRING, MOD_UINT};
 use super::write::{module_id, module_name, put_len, put_string};
-use crate::lzf;
 
 /// The module type name TYPE reports and the RDB records, and its encoding version.
 pub const INDEX_TYPE_NAME: &[u8; 9] = b"keelindex";
 pub const INDEX_ENCODING_VERSION: u64 = 1;
-
-const MOD_EOF: u64 = 0;
-const MOD_UINT: u64 = 2;
-const MOD_STRING: u64 = 5;
 
 /// The fewest bytes one entity takes (slot, id and payload flag, each an opcode and a one-byte
 /// datum) and one pair (attribute, value and bitmap, each an opcode and a one-byte length).
@@ -75,103 +71,21 @@ pub(crate) fn index_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
     index_from_module(raw).map(|i| Value::Index(Box::new(i)))
 }
 
-const BAD: ConvertError = ConvertError::BadIndex("truncated or malformed module data");
-
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn remaining(&self) -> usize {
-        self.buf.len().saturating_sub(self.pos)
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ConvertError> {
-        let end = self.pos.checked_add(n).ok_or(BAD)?;
-        let s = self.buf.get(self.pos..end).ok_or(BAD)?;
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn byte(&mut self) -> Result<u8, ConvertError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn fixed<const N: usize>(&mut self) -> Result<[u8; N], ConvertError> {
-        self.take(N)?.try_into().map_err(|_| BAD)
-    }
-
-    /// A length, or with `true` the number of a special string encoding.
-    fn len(&mut self) -> Result<(u64, bool), ConvertError> {
-        let b = self.byte()?;
-        Ok(match (b >> 6, b) {
-            (0, _) => (u64::from(b & 0x3f), false),
-            (1, _) => ((u64::from(b & 0x3f) << 8) | u64::from(self.byte()?), false),
-            (2, 0x80) => (u64::from(u32::from_be_bytes(self.fixed()?)), false),
-            (2, 0x81) => (u64::from_be_bytes(self.fixed()?), false),
-            (2, _) => return Err(BAD),
-            _ => (u64::from(b & 0x3f), true),
-        })
-    }
-
-    fn plain_len(&mut self) -> Result<u64, ConvertError> {
-        match self.len()? {
-            (n, false) => Ok(n),
-            _ => Err(BAD),
-        }
-    }
-
-    fn opcode(&mut self, want: u64) -> Result<(), ConvertError> {
-        if self.plain_len()? == want {
-            Ok(())
-        } else {
-            Err(ConvertError::BadIndex("unexpected field type"))
-        }
-    }
-
-    fn uint(&mut self) -> Result<u64, ConvertError> {
-        self.opcode(MOD_UINT)?;
-        self.plain_len()
-    }
-
-    /// A count of items each at least `min_bytes` long, refused if the bytes left cannot hold
-    /// that many.
-    fn count(&mut self, min_bytes: usize) -> Result<usize, ConvertError> {
-        usize::try_from(self.uint()?)
-            .ok()
-            .filter(|&n| n <= self.remaining() / min_bytes)
-            .ok_or(ConvertError::BadIndex("a count larger than the data"))
-    }
-
-    fn string(&mut self) -> Result<Vec<u8>, ConvertError> {
-        self.opcode(MOD_STRING)?;
-        match self.len()? {
-            (n, false) => Ok(self.take(usize::try_from(n).map_err(|_| BAD)?)?.to_vec()),
-            (0, true) => Ok((self.byte()? as i8).to_string().into_bytes()),
-            (1, true) => Ok(i16::from_le_bytes(self.fixed()?).to_string().into_bytes()),
-            (2, true) => Ok(i32::from_le_bytes(self.fixed()?).to_string().into_bytes()),
-            (3, true) => {
-                let clen = usize::try_from(self.plain_len()?).map_err(|_| BAD)?;
-                let ulen = usize::try_from(self.plain_len()?).map_err(|_| BAD)?;
-                let data = self.take(clen)?;
-                // LZF expands at most about 264 times: refuse a larger claim before
-                // allocating the output.
-                if ulen / 264 > clen + 1 {
-                    return Err(BAD);
-                }
-                lzf::decompress(data, ulen).map_err(|_| BAD)
-            }
-            _ => Err(BAD),
-        }
-    }
+/// A count of items each at least `min_bytes` long, refused if the bytes left cannot hold that
+/// many.
+fn count(r: &mut ModReader<'_>, min_bytes: usize) -> Result<usize, ConvertError> {
+    let n = r.uint()?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= r.remaining() / min_bytes)
+        .ok_or(ConvertError::BadIndex("a count larger than the data"))
 }
 
 /// Reads the module value `put_index` writes and rebuilds the index.
 pub fn index_from_module(raw: &[u8]) -> Result<BitmapIndex, ConvertError> {
-    let mut r = Reader { buf: raw, pos: 0 };
-    let n_entities = r.count(MIN_ENTITY_BYTES)?;
-    let n_pairs = r.count(MIN_PAIR_BYTES)?;
+    let mut r = ModReader::new(raw, ConvertError::BadIndex);
+    let n_entities = count(&mut r, MIN_ENTITY_BYTES)?;
+    let n_pairs = count(&mut r, MIN_PAIR_BYTES)?;
     let mut entities = Vec::with_capacity(n_entities);
     for _ in 0..n_entities {
         let slot = u32::try_from(r.uint()?).map_err(|_| ConvertError::BadIndex("entity slot"))?;
@@ -239,7 +153,7 @@ mod tests {
         let mut out = Vec::new();
         put_index(&mut out, idx, compress);
         // Split the module id (a 64-bit length) from the opcodes.
-        let mut r = Reader { buf: &out, pos: 0 };
+        let mut r = ModReader::new(&out, ConvertError::BadIndex);
         let id = r.plain_len().expect("id");
         (id, out[r.pos..].to_vec())
     }

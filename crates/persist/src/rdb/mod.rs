@@ -6,6 +6,7 @@ mod convert;
 mod dump;
 mod function;
 mod index;
+mod module;
 mod read;
 mod write;
 

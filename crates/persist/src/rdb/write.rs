@@ -4,6 +4,7 @@
 //! value the way Redis 7.0 does for the same encoding, so Redis loads the file and a DUMP made
 //! from it matches Redis's byte for byte where Redis's own output is deterministic.
 
+use super::module::{MOD_DOUBLE, MOD_EOF, MOD_STRING, MOD_UINT};
 use std::io::{self, Write};
 
 use keel_store::bloom::Chain;
@@ -42,12 +43,6 @@ pub const BLOOM_ENCODING_VERSION: u64 = 4;
 pub const ROARING_TYPE_NAME: &[u8; 9] = b"reroaring";
 pub const ROARING64_TYPE_NAME: &[u8; 9] = b"roaring64";
 pub const ROARING_ENCODING_VERSION: u64 = 1;
-
-/// Module value opcodes.
-const MOD_EOF: u64 = 0;
-const MOD_UINT: u64 = 2;
-const MOD_DOUBLE: u64 = 4;
-const MOD_STRING: u64 = 5;
 
 /// Quicklist node containers.
 const CONTAINER_PACKED: u64 = 2;
