@@ -8,7 +8,9 @@
 //! replies. One lock for every publication means every subscriber sees the
 //! messages of one publisher (indeed of all publishers) in one order.
 //!
-//! Cost when nobody subscribes: the connection checks one `Option` per read.
+//! Cost when nobody subscribes: the connection checks one `Option` per read,
+//! and PUBLISH reads two atomic counts of subscribed names instead of taking
+//! the registry's lock, so publishing to nobody costs what a GET does.
 
 use crate::monitor::MonitorFeed;
 use crate::session::{ClientHandle, Session};
@@ -16,7 +18,7 @@ use bytes::{Bytes, BytesMut};
 use hashbrown::HashMap;
 use keel_resp::{encode, Frame, Protocol};
 use parking_lot::Mutex;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The three kinds of subscription.
@@ -47,6 +49,9 @@ struct Receiver {
 #[derive(Default)]
 pub struct PubSub {
     inner: Mutex<[HashMap<Bytes, Vec<Receiver>>; 3]>,
+    /// How many names of each kind have subscribers: the registry's sizes,
+    /// stored under its lock after every change, read without it.
+    names: [AtomicUsize; 3],
 }
 
 /// One client's subscriptions and the feed its messages are queued on.
@@ -132,6 +137,7 @@ impl PubSub {
             let c = confirmation(kind, true, Some(&name), reported(subs, kind));
             encode(&c, session.proto, &mut out);
         }
+        self.note_sizes(&reg);
         drop(reg);
         publish_counts(&handle, subs);
         Frame::Encoded(out.freeze())
@@ -174,6 +180,7 @@ impl PubSub {
             let c = confirmation(kind, false, Some(name), reported(subs, kind));
             encode(&c, proto, &mut out);
         }
+        self.note_sizes(&reg);
         drop(reg);
         publish_counts(&session.handle, subs);
         Frame::Encoded(out.freeze())
@@ -191,6 +198,7 @@ impl PubSub {
                 remove_receiver(&mut reg[i], &name, id);
             }
         }
+        self.note_sizes(&reg);
         drop(reg);
         publish_counts(&session.handle, subs);
     }
@@ -199,6 +207,9 @@ impl PubSub {
     /// patterns' (`Kind::Channel`), or to the shard channel's subscribers.
     /// Returns the number of receivers.
     pub fn publish(&self, kind: Kind, channel: &[u8], message: &[u8]) -> i64 {
+        if !self.may_deliver(kind) {
+            return 0;
+        }
         let reg = self.inner.lock();
         let mut enc = Encodings::default();
         let mut n = 0;
@@ -237,6 +248,24 @@ impl PubSub {
         n
     }
 
+    /// Whether a `kind` publication could reach anyone: false, without the
+    /// lock, when no channel (nor pattern) or shard channel has subscribers.
+    /// A subscription confirmed to its client was counted before the reply
+    /// left, so a PUBLISH sent after it sees it.
+    fn may_deliver(&self, kind: Kind) -> bool {
+        let n = |k: Kind| self.names[k.index()].load(Ordering::Acquire);
+        match kind {
+            Kind::Channel => n(Kind::Channel) + n(Kind::Pattern) > 0,
+            Kind::Pattern | Kind::Shard => n(kind) > 0,
+        }
+    }
+
+    fn note_sizes(&self, reg: &[HashMap<Bytes, Vec<Receiver>>; 3]) {
+        for (count, map) in self.names.iter().zip(reg) {
+            count.store(map.len(), Ordering::Release);
+        }
+    }
+
     /// Active channels (or shard channels) whose name matches `pattern`.
     pub fn channels(&self, kind: Kind, pattern: Option<&[u8]>) -> Vec<Bytes> {
         let reg = self.inner.lock();
@@ -256,7 +285,7 @@ impl PubSub {
 
     /// How many distinct channels, patterns or shard channels have subscribers.
     pub fn active(&self, kind: Kind) -> usize {
-        self.inner.lock()[kind.index()].len()
+        self.names[kind.index()].load(Ordering::Acquire)
     }
 }
 
@@ -358,5 +387,25 @@ mod tests {
         assert!(!subscribed(&b));
         assert!(subscribed(&a));
         assert_eq!(a.handle.subs[0].load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn publish_skips_the_lock_only_while_nobody_listens() {
+        let t = TestEngine::new();
+        let mut a = t.other_session();
+        let ps = &t.engine.pubsub;
+        assert!(!ps.may_deliver(Kind::Channel) && !ps.may_deliver(Kind::Shard));
+        ps.subscribe(&mut a, Kind::Pattern, &[Bytes::from_static(b"p*")]);
+        // A pattern makes every channel publication look; shard ones still skip.
+        assert!(ps.may_deliver(Kind::Channel) && !ps.may_deliver(Kind::Shard));
+        assert_eq!(ps.publish(Kind::Channel, b"px", b"m"), 1);
+        ps.subscribe(&mut a, Kind::Shard, &[Bytes::from_static(b"s")]);
+        assert!(ps.may_deliver(Kind::Shard));
+        ps.unsubscribe(&mut a, Kind::Pattern, &[]);
+        assert!(!ps.may_deliver(Kind::Channel));
+        assert_eq!(ps.publish(Kind::Channel, b"px", b"m"), 0);
+        ps.drop_all(&mut a);
+        assert!(!ps.may_deliver(Kind::Shard));
+        assert_eq!(ps.active(Kind::Shard), 0);
     }
 }
