@@ -21,12 +21,16 @@ run: build
 bench:
 	$(CARGO) build --release --bin keel-bench
 
-# Debian's redis-server and redis-tools (for redis-benchmark and comparisons)
-# and redis-py in a local virtualenv.
+# Debian's redis-server and redis-tools (for redis-benchmark and comparisons),
+# a JDK and Maven (for the Jedis tests) and redis-py in a local virtualenv.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools; \
+	fi
+	@if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq default-jdk-headless maven; \
 	fi
 	@if [ ! -x $(PY) ]; then \
 		python3 -m venv $(VENV) || { rm -rf $(VENV); $(SUDO) apt-get update -qq && \
@@ -36,11 +40,16 @@ deps:
 deps: client-deps
 
 # The client-library tests' modules (tests/clients): BullMQ and ioredis from npm,
-# go-redis from the Go module proxy; each only where its toolchain is installed.
+# go-redis from the Go module proxy, Jedis and the Maven plugins from Maven
+# Central into tests/clients/java/.m2 (a run without KEEL_ADDR skips the tests
+# but fetches all they need); each only where its toolchain is installed.
 client-deps:
 	@if command -v npm >/dev/null; then cd tests/clients/node && \
 		{ npm ls --silent >/dev/null 2>&1 || npm ci --no-audit --no-fund --loglevel=error >/dev/null; }; fi
 	@if command -v go >/dev/null; then cd tests/clients/go && go mod download; fi
+	@if command -v mvn >/dev/null && command -v java >/dev/null; then cd tests/clients/java && \
+		{ env -u KEEL_ADDR mvn -o -q -B -Dmaven.repo.local=.m2 test >/dev/null 2>&1 || \
+		env -u KEEL_ADDR mvn -q -B -Dmaven.repo.local=.m2 test; }; fi
 
 # The Bloom filters' false-positive measurements (1M lookups per rate and
 # layout) are skipped in debug builds, which would take minutes; they run here

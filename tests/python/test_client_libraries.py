@@ -1,7 +1,7 @@
 """Other languages' client libraries, run unchanged against the server under test: the
-go-redis scripting tests (tests/clients/go) and the BullMQ and ioredis checks
-(tests/clients/node). Their modules come from `make client-deps`; `go test` also
-fetches missing Go modules itself."""
+go-redis scripting and pub/sub tests (tests/clients/go), the BullMQ and ioredis checks
+(tests/clients/node) and Jedis's pub/sub (tests/clients/java). Their modules come from
+`make client-deps`; `go test` also fetches missing Go modules itself."""
 
 import os
 import shutil
@@ -15,6 +15,7 @@ from conftest import ROOT, running_server
 CLIENTS = os.path.join(ROOT, "tests", "clients")
 GO_DIR = os.path.join(CLIENTS, "go")
 NODE_DIR = os.path.join(CLIENTS, "node")
+JAVA_DIR = os.path.join(CLIENTS, "java")
 
 
 def run_against_server(cmd, cwd, timeout, lacks=None):
@@ -51,6 +52,17 @@ def test_go_redis_scripting():
     assert "--- PASS: TestFunctionLoadAndFcall" in out, out
 
 
+def test_go_redis_pubsub():
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not installed: the go-redis tests need it")
+    rc, out = run_against_server([go, "test", "-count=1", "-v", "-run", "TestPubSub", "./..."],
+                                 GO_DIR, timeout=600)
+    assert rc == 0, out
+    for name in ("TestPubSubSubscribeAndPSubscribe", "TestPubSubOrderPerPublisher"):
+        assert f"--- PASS: {name}" in out, out
+
+
 def bullmq_lacks(c):
     """BullMQ's scripts unpack job options with cmsgpack and log every state change
     to a stream with XADD: found by trying, so the check runs once the server has both."""
@@ -79,3 +91,22 @@ def test_ioredis_define_command():
     rc, out = run_against_server([node(), "ioredis_check.js"], NODE_DIR, timeout=60)
     assert rc == 0, out
     assert "ioredis defineCommand: ok" in out, out
+
+
+def test_ioredis_pubsub():
+    rc, out = run_against_server([node(), "ioredis_pubsub_check.js"], NODE_DIR, timeout=60)
+    assert rc == 0, out
+    assert "ioredis pubsub: ok" in out, out
+
+
+def test_jedis_pubsub():
+    java, mvn = shutil.which("java"), shutil.which("mvn")
+    if java is None or mvn is None:
+        pytest.skip("java or mvn is not installed: the Jedis tests need both (`make deps` installs them)")
+    repo = os.path.join(JAVA_DIR, ".m2")
+    if not os.path.isdir(os.path.join(repo, "redis", "clients", "jedis")):
+        pytest.fail("tests/clients/java has no .m2 with Jedis: run `make client-deps`")
+    rc, out = run_against_server([mvn, "-o", "-B", f"-Dmaven.repo.local={repo}", "test"],
+                                 JAVA_DIR, timeout=300)
+    assert rc == 0, out
+    assert "Tests run: 2, Failures: 0, Errors: 0, Skipped: 0" in out, out

@@ -266,3 +266,38 @@ def test_scripts_publish_but_do_not_subscribe(r):
     assert r.eval("return redis.call('publish', 'nobody', 'x')", 0) == 0
     with pytest.raises(redis.ResponseError, match="not allowed from script"):
         r.eval("return redis.call('subscribe', 'a')", 0)
+
+
+def test_run_in_thread(server):
+    """redis-py's PubSub.run_in_thread: handlers are called from its own thread,
+    for channels and patterns, until the thread is stopped."""
+    c = server.client()
+    p = c.pubsub(ignore_subscribe_messages=True)
+    got = []
+    done = threading.Event()
+
+    def handler(m):
+        got.append((m["type"], m["pattern"], m["channel"], m["data"]))
+        if len(got) == 3:
+            done.set()
+
+    p.subscribe(**{"rit.a": handler})
+    p.psubscribe(**{"rit.*": handler})
+    worker = p.run_in_thread(sleep_time=0.01, daemon=True)
+    try:
+        deadline = time.time() + 5
+        while c.execute_command("PUBSUB", "NUMSUB", "rit.a")[1] != 1 or c.execute_command("PUBSUB", "NUMPAT") != 1:
+            assert time.time() < deadline
+            time.sleep(0.01)
+        assert c.publish("rit.a", "one") == 2
+        assert c.publish("rit.b", "two") == 1
+        assert done.wait(5), got
+        assert sorted(got) == [("message", None, "rit.a", "one"), ("pmessage", "rit.*", "rit.a", "one"),
+                               ("pmessage", "rit.*", "rit.b", "two")]
+    finally:
+        worker.stop()
+        worker.join(5)
+        p.close()
+    assert not worker.is_alive()
+    assert c.publish("rit.a", "gone") == 0
+    c.close()
