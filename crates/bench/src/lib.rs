@@ -6,6 +6,7 @@
 //! - `load`: the load engine: connections, pipelining, closed and open loop.
 //! - `classic`: redis-benchmark's flags, test names and output.
 //! - `mixed`: memtier-like mixed workloads (ratios, key patterns, rates).
+//! - `pubsub`: publish/subscribe fan-out and fan-in throughput.
 //! - `scenario`: TOML scenario files, server processes, the seed scenarios.
 //! - `report`: the final table, JSON, self-contained HTML, live progress.
 //! - `timeline`: throughput over time in buckets sized to the step.
@@ -15,6 +16,7 @@ pub mod hist;
 pub mod load;
 pub mod mixed;
 pub mod model;
+pub mod pubsub;
 pub mod report;
 pub mod rng;
 pub mod scenario;
