@@ -9,7 +9,8 @@
 #   and with 16 PUBLISHes in flight (P16) (keel-bench pubsub);
 #   - PUBLISH to a channel nobody listens on against GET of a missing key,
 #   50 connections, P1 and P16 (redis-benchmark).
-# Prints a Markdown table with Keel/Redis ratios.
+# Prints Markdown tables of throughput and of server CPU time, with Keel/Redis
+# ratios.
 #
 #   SECONDS_PER_CASE=5 scripts/bench-pubsub.sh
 set -euo pipefail
@@ -37,6 +38,10 @@ echo
 
 NAMES=(redis keel1 keeln)
 PORTS=("$RP" "$K1P" "$KNP")
+PIDS=("$REDIS" "$KEEL1" "$KEELN")
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+# utime + stime of a process, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 declare -A RATE CPU
 
 # field NAME LINE: the number after "NAME " in a keel-bench pubsub line.
@@ -54,11 +59,14 @@ pubsub_case() { # case-id, then keel-bench pubsub options
 rb_case() { # case-id, pipeline, requests, command...
 	local id=$1 pipe=$2 n=$3; shift 3
 	for i in 0 1 2; do
-		local line
+		local line before after
+		before=$(cpu_ticks "${PIDS[$i]}")
 		line=$(redis-benchmark -p "${PORTS[$i]}" -c 50 -n "$n" -P "$pipe" -q "$@" | tr '\r' '\n' | grep 'requests per second' | tail -1)
 		echo "    ${NAMES[$i]}: $* -P $pipe: $line" >&2
 		RATE[$id,${NAMES[$i]}]=$(sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' <<<"$line" | cut -d. -f1)
-		CPU[$id,${NAMES[$i]}]=""
+		after=$(cpu_ticks "${PIDS[$i]}")
+		CPU[$id,${NAMES[$i]}]=$(python3 -c "import sys; t, us, n = map(int, sys.argv[1:]); print(f'{t * us / n:.3f}')" \
+			$((after - before)) "$TICK_US" "$n")
 	done
 }
 
@@ -86,7 +94,8 @@ for c in "${CASES[@]}"; do
 	echo "| $title | $r | $k1 | $kn | $(ratio "$k1" "$r") | $(ratio "$kn" "$r") |"
 done
 echo
-echo "Server CPU time per delivered message (microseconds; lower is better):"
+echo "Server CPU time (microseconds; lower is better) per delivered message in the pub/sub cases"
+echo "(keel-bench: the threads' run time), per request in redis-benchmark's (/proc/PID/stat utime + stime):"
 echo
 echo "| case | Redis | Keel 1 thread | Keel default | Keel 1 / Redis | Keel default / Redis |"
 echo "|---|---:|---:|---:|---:|---:|"
