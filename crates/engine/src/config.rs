@@ -91,7 +91,6 @@ const ACL: &str = "ACL";
 const TLS: &str = "TLS";
 const NOTIFY: &str = "keyspace notifications";
 const CLUSTER: &str = "cluster";
-const OUTPUT_LIMITS: &str = "client output buffer limits";
 const DEFRAG: &str = "active defragmentation";
 const STREAMS: &str = "streams";
 const HLL: &str = "HyperLogLog";
@@ -315,8 +314,7 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     later(MAXMEMORY, "lfu-log-factor", "10", int(0, I32), true),
     later(MAXMEMORY, "lfu-decay-time", "1", int(0, I32), true),
-    later(
-        OUTPUT_LIMITS,
+    d(
         "client-output-buffer-limit",
         COBL_DEFAULT,
         Kind::Special,
@@ -821,7 +819,11 @@ fn canonical_save(words: &[&str]) -> Result<String, ConfigError> {
 /// `client-output-buffer-limit <class> <hard> <soft> <soft-seconds> ...`
 /// changes the classes it names and keeps the others.
 fn canonical_output_limits(words: &[&str], current: &str) -> Result<String, ConfigError> {
-    if words.is_empty() || !words.len().is_multiple_of(4) {
+    // An empty value changes nothing, as in Redis.
+    if words.is_empty() {
+        return Ok(current.to_string());
+    }
+    if !words.len().is_multiple_of(4) {
         return Err(ConfigError::Unsupported(
             "Wrong number of arguments in buffer limit configuration.",
         ));
@@ -1030,6 +1032,8 @@ pub struct Config {
     compact: RwLock<keel_store::CompactLimits>,
     /// Operator settings read on every command (slow log, latency monitor).
     pub ops: OpsHot,
+    /// `client-output-buffer-limit`, shared with every client's handle.
+    pub output_limits: std::sync::Arc<crate::outbuf::OutputLimits>,
 }
 
 impl Default for Config {
@@ -1046,6 +1050,7 @@ impl Default for Config {
             idle_timeout_s: AtomicI64::new(0),
             compact: RwLock::new(keel_store::CompactLimits::default()),
             ops: OpsHot::default(),
+            output_limits: Default::default(),
         };
         c.refresh_hot();
         c
@@ -1133,6 +1138,8 @@ impl Config {
         self.query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
         self.refresh_ops();
+        self.output_limits
+            .set_from(&self.get("client-output-buffer-limit"));
         let size = |name: &str| usize::try_from(self.get_i64(name)).unwrap_or(usize::MAX);
         // A packed element's length is a u32; like Redis's listpack safety
         // limit, anything over 1 GiB always goes to the general form, however
@@ -1426,11 +1433,6 @@ mod table_tests {
             ("notify-keyspace-events", "KEA", NOTIFY),
             ("tls-port", "6380", TLS),
             ("activedefrag", "yes", DEFRAG),
-            (
-                "client-output-buffer-limit",
-                "pubsub 1mb 1mb 10",
-                OUTPUT_LIMITS,
-            ),
         ] {
             assert_eq!(
                 c.set(name, &[bad], false),
@@ -1539,6 +1541,32 @@ mod table_tests {
                 "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()
             )
         );
+        for bad in [
+            "normal 1.5mb 1 1",
+            "normal 1 1 1x",
+            "normal 1 1 -1",
+            "normal 1x 1 1",
+        ] {
+            assert!(
+                err(bad).expect_err(bad).starts_with("Error in hard"),
+                "{bad}"
+            );
+        }
+        assert!(err("master 1 1 1").is_err());
+        // Nothing changes when any group is wrong.
+        assert!(err("normal 1 1 1 foo 1 1 1").is_err());
+        assert_eq!(c.get("client-output-buffer-limit"), COBL_DEFAULT);
+        assert_eq!(err("pubsub 1mb 256kb 2"), Ok(()));
+        assert_eq!(err("replica 1gb 1 0 normal 1k 2K 3"), Ok(()));
+        assert_eq!(err(""), Ok(()));
+        assert_eq!(
+            c.get("client-output-buffer-limit"),
+            "normal 1000 2000 3 slave 1073741824 1 0 pubsub 1048576 262144 2"
+        );
+        // The limits in force follow.
+        use crate::outbuf::{NORMAL, PUBSUB};
+        assert_eq!(c.output_limits.get(NORMAL), (1000, 2000, 3));
+        assert_eq!(c.output_limits.get(PUBSUB), (1048576, 262144, 2));
     }
 
     #[test]

@@ -436,8 +436,7 @@ fn client_getname(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdE
         .map_or(Frame::Null, Frame::Bulk))
 }
 
-/// Redis's reply buffer: replies past this many bytes go to its reply list.
-const REPLY_CHUNK_BYTES: usize = 16 * 1024;
+use crate::outbuf::REPLY_CHUNK_BYTES;
 
 /// The buffer fields of a CLIENT LIST line, Redis 7.0's meanings mapped onto
 /// Keel's two buffers: `qbuf`/`qbuf-free` the read buffer, `argv-mem` the
@@ -447,7 +446,7 @@ const REPLY_CHUNK_BYTES: usize = 16 * 1024;
 /// `tot-mem` all of it plus the client's own structures.
 fn buffer_fields(h: &ClientHandle, argv_mem: usize) -> String {
     let b = &h.bufs;
-    let pending = b.out_pending();
+    let pending = crate::outbuf::pending_of(h);
     let obl = pending.min(REPLY_CHUNK_BYTES);
     let beyond = pending - obl;
     let oll = beyond.div_ceil(REPLY_CHUNK_BYTES);
