@@ -1084,6 +1084,9 @@ async fn monitor_read(
     };
     let mut lines = BytesMut::new();
     loop {
+        if session.handle.is_killed() {
+            return Ok(Wait::Woken);
+        }
         if feed.is_closed() {
             return read_some(engine, &session.handle, stream, rbuf, wake).await;
         }
