@@ -205,6 +205,13 @@ def test_stalled_subscriber_shows_output_memory_in_client_list():
         assert int(c["omem"]) > 1024 * 1024
         assert int(c["oll"]) > 0
         assert c["flags"] == "P"
+        # Stuck writing to a full socket, it can still be killed at once.
+        assert r.client_kill_filter(_id=c["id"]) == 1
+        deadline = time.time() + 2
+        while named(r, "sub") is not None:
+            assert time.time() < deadline, "a subscriber stuck writing was not killed"
+            time.sleep(0.02)
+        assert r.publish("ch", b"gone") == 0
         sub.close()
         r.close()
 
