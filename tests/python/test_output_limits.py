@@ -268,3 +268,28 @@ def test_default_normal_class_never_closes_a_slow_reader():
         assert got == want
         c.close()
         r.close()
+
+
+def test_client_types_follow_the_limit_classes():
+    with running_server() as s:
+        r = s.client()
+        sub = s.client()
+        p = sub.pubsub()
+        p.subscribe("ch")
+        p.get_message(timeout=1)
+        mon = stalled_socket(s.port, ["CLIENT", "SETNAME", "mon"], ["MONITOR"])
+        pubsub = r.client_list(_type="pubsub")
+        assert len(pubsub) == 1 and pubsub[0]["flags"] == "P"
+        # A monitor is a normal client, as in Redis.
+        normal = r.client_list(_type="normal")
+        assert "mon" in [c["name"] for c in normal]
+        assert all(c["flags"] != "P" for c in normal)
+        assert r.client_list(_type="replica") == []
+        assert r.client_kill_filter(_type="pubsub") == 1
+        deadline = time.time() + 2
+        while r.client_list(_type="pubsub"):
+            assert time.time() < deadline
+            time.sleep(0.02)
+        mon.close()
+        p.close()
+        r.close()
