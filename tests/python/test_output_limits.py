@@ -293,3 +293,25 @@ def test_client_types_follow_the_limit_classes():
         mon.close()
         p.close()
         r.close()
+
+
+def test_pipelining_client_above_the_normal_soft_limit_is_closed_after_its_seconds():
+    with running_server() as s:
+        r = s.client()
+        r.config_set("client-output-buffer-limit", "normal 0 4mb 2")
+        r.set("big", "v" * (1024 * 1024))
+        # Below the soft limit: kept however long it waits.
+        few = pipeline_gets(s.port, 3)
+        c = pipeline_gets(s.port, 100)
+        start = time.time()
+        readers = lambda: len([x for x in r.client_list() if x["name"] == "reader"])  # noqa: E731
+        while readers() == 2:
+            assert time.time() - start < 8, "not closed after the soft seconds"
+            time.sleep(0.05)
+        took = time.time() - start
+        assert 1.9 <= took < 5, took
+        time.sleep(1)
+        assert readers() == 1
+        few.close()
+        c.close()
+        r.close()

@@ -85,6 +85,10 @@ pub struct OutputState {
     soft_since_ms: AtomicU64,
     /// Closed for going over a limit: nothing more is queued for it.
     over: AtomicBool,
+    /// The connection holds back commands until its replies are written (they
+    /// reached the flush threshold, above the soft limit): the replies those
+    /// commands would add keep the client above its soft limit meanwhile.
+    held: AtomicBool,
 }
 
 impl OutputState {
@@ -96,6 +100,13 @@ impl OutputState {
     /// Whether the client was closed for overcoming its limits.
     pub fn is_over(&self) -> bool {
         self.over.load(Ordering::Relaxed)
+    }
+
+    /// Say whether the connection holds back commands behind unwritten replies.
+    pub fn hold(&self, on: bool) {
+        if self.held.load(Ordering::Relaxed) != on {
+            self.held.store(on, Ordering::Relaxed);
+        }
     }
 }
 
@@ -145,9 +156,10 @@ pub fn over_limit(h: &ClientHandle, pending: usize) -> bool {
     let used = omem_of(pending) as u64;
     let mut close = hard > 0 && used >= hard;
     if !close {
-        if soft > 0 && used >= soft {
+        let since = state.soft_since_ms.load(Ordering::Relaxed);
+        let held = since != 0 && state.held.load(Ordering::Relaxed);
+        if soft > 0 && (used >= soft || held) {
             let now = now_ms();
-            let since = state.soft_since_ms.load(Ordering::Relaxed);
             if since == 0 {
                 state.soft_since_ms.store(now, Ordering::Relaxed);
             } else if now.saturating_sub(since) > secs.saturating_mul(1000) {
@@ -254,6 +266,14 @@ mod tests {
         assert!(!over_limit(&h, REPLY_CHUNK_BYTES + 100));
         assert!(!over_limit(&h, 10));
         assert!(!soft_pending(&h), "below the soft limit the clock restarts");
+        // Commands held back behind the replies keep it above the soft limit.
+        assert!(!over_limit(&h, REPLY_CHUNK_BYTES + 100));
+        h.bufs.output.hold(true);
+        assert!(!over_limit(&h, 10));
+        assert!(soft_pending(&h));
+        h.bufs.output.hold(false);
+        assert!(!over_limit(&h, 10));
+        assert!(!soft_pending(&h));
         h.bufs
             .output
             .soft_since_ms

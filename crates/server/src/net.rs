@@ -566,6 +566,7 @@ async fn write_replies(
         }
     }
     wbuf.clear();
+    bufs.output.hold(false);
     if wbuf.capacity() > 4 * 1024 * 1024 {
         *wbuf = BytesMut::with_capacity(READ_CHUNK);
     }
@@ -1038,7 +1039,9 @@ fn output_full(handle: &ClientHandle, wbuf: &mut BytesMut) -> Option<Batch> {
         wbuf.clear();
         return Some(Batch::Close);
     }
-    (wbuf.len() >= keel_engine::outbuf::flush_threshold(handle, FLUSH_FLOOR)).then_some(Batch::Full)
+    let full = wbuf.len() >= keel_engine::outbuf::flush_threshold(handle, FLUSH_FLOOR);
+    handle.bufs.output.hold(full);
+    full.then_some(Batch::Full)
 }
 
 /// Encode a command's reply, unless CLIENT REPLY holds it back; `before` is
