@@ -1,6 +1,7 @@
 """Client output buffer limits: `client-output-buffer-limit`, the clients it closes,
 CLIENT LIST's omem/oll, and a server whose memory stays bounded while clients do not read."""
 
+import re
 import socket
 import time
 
@@ -141,7 +142,6 @@ def test_stalled_subscriber_is_closed_at_the_hard_limit_and_memory_stays_bounded
         peak_rss = base
         sizes = [100, 1000, 16 * 1024, 64 * 1024]
         sent = 0
-        start = time.time()
         while named(r, "sub") is not None:
             assert sent < 512 * 1024 * 1024, "subscriber never closed"
             p = r.pipeline(transaction=False)
@@ -150,8 +150,6 @@ def test_stalled_subscriber_is_closed_at_the_hard_limit_and_memory_stays_bounded
             p.execute()
             sent += sum(sizes)
             peak_rss = max(peak_rss, rss_kb(s.proc.pid))
-        # Fast: the hard limit, not the soft one's two seconds.
-        assert time.time() - start < 2
         # Once closed, nobody receives.
         assert r.publish("ch", b"late") == 0
         # Keep flooding: the server's memory does not follow.
@@ -162,7 +160,12 @@ def test_stalled_subscriber_is_closed_at_the_hard_limit_and_memory_stays_bounded
         sub.close()
         r.close()
         log = server_log(s)
-    assert "for overcoming of output buffer limits" in log
+    lines = [line for line in log.splitlines() if "for overcoming of output buffer limits" in line]
+    assert len(lines) == 1, log
+    # The hard limit closed it: its output memory had reached 1 MB (the soft
+    # limit alone closes it below that).
+    omem = int(re.search(r" omem=(\d+) ", lines[0]).group(1))
+    assert omem >= 1024 * 1024, lines[0]
 
 
 def test_stalled_subscriber_is_closed_after_the_soft_seconds():
@@ -308,10 +311,10 @@ def test_pipelining_client_above_the_normal_soft_limit_is_closed_after_its_secon
         start = time.time()
         readers = lambda: len([x for x in r.client_list() if x["name"] == "reader"])  # noqa: E731
         while readers() == 2:
-            assert time.time() - start < 8, "not closed after the soft seconds"
+            assert time.time() - start < 10, "not closed after the soft seconds"
             time.sleep(0.05)
         took = time.time() - start
-        assert 1.9 <= took < 5, took
+        assert 1.9 <= took < 8, took
         time.sleep(1)
         assert readers() == 1
         few.close()

@@ -118,7 +118,7 @@ impl MonitorFeed {
         }
         s.lines.extend_from_slice(line);
         if let Some(h) = &self.owner {
-            if !self.within_limits(h, &mut s) {
+            if !self.within_limits(h, &mut s, line.len()) {
                 return;
             }
         }
@@ -130,9 +130,9 @@ impl MonitorFeed {
     /// Account for what `s` queues for `h`; past its output buffer limits the
     /// queue is dropped, nothing more is taken, and the client is closed,
     /// whether or not its task is running.
-    fn within_limits(&self, h: &ClientHandle, s: &mut FeedState) -> bool {
+    fn within_limits(&self, h: &ClientHandle, s: &mut FeedState, added: usize) -> bool {
         let queued = &h.bufs.output.queued;
-        queued.store(s.lines.len(), Ordering::Relaxed);
+        queued.fetch_add(added, Ordering::Relaxed);
         if s.lines.len() <= crate::outbuf::REPLY_CHUNK_BYTES && !h.bufs.output.is_over() {
             return true;
         }
@@ -140,8 +140,8 @@ impl MonitorFeed {
             return true;
         }
         s.closed = true;
+        queued.fetch_sub(s.lines.len(), Ordering::Relaxed);
         s.lines = BytesMut::new();
-        queued.store(0, Ordering::Relaxed);
         h.kill();
         false
     }
@@ -149,10 +149,8 @@ impl MonitorFeed {
     fn close(&self) {
         let mut s = self.state.lock();
         s.closed = true;
+        self.unqueue(s.lines.len());
         s.lines.clear();
-        if let Some(h) = &self.owner {
-            h.bufs.output.queued.store(0, Ordering::Relaxed);
-        }
         if let Some(w) = s.waker.take() {
             w.wake();
         }
@@ -162,9 +160,17 @@ impl MonitorFeed {
     pub fn take_into(&self, out: &mut BytesMut) {
         let mut s = self.state.lock();
         out.extend_from_slice(&s.lines);
+        self.unqueue(s.lines.len());
         s.lines.clear();
+    }
+
+    /// `n` queued bytes left the feed: the owner's count of queued pushes
+    /// (summed over its feeds) drops by as much.
+    fn unqueue(&self, n: usize) {
         if let Some(h) = &self.owner {
-            h.bufs.output.queued.store(0, Ordering::Relaxed);
+            if n > 0 {
+                h.bufs.output.queued.fetch_sub(n, Ordering::Relaxed);
+            }
         }
     }
 
@@ -176,6 +182,13 @@ impl MonitorFeed {
     /// Resolves when lines are pending (or the feed was closed).
     pub fn ready(&self) -> FeedReady<'_> {
         FeedReady(self)
+    }
+}
+
+impl Drop for MonitorFeed {
+    fn drop(&mut self) {
+        let n = self.state.get_mut().lines.len();
+        self.unqueue(n);
     }
 }
 
@@ -390,6 +403,25 @@ mod tests {
         f.take_into(&mut out);
         assert!(out.is_empty(), "what was queued is let go");
         m.remove(3);
+    }
+
+    #[test]
+    fn a_clients_feeds_add_up_in_its_queued_bytes() {
+        let h = Arc::new(ClientHandle::new(4, String::new(), String::new(), 0));
+        let queued = || h.bufs.output.queued.load(Ordering::Relaxed);
+        let a = MonitorFeed::for_client(&h);
+        let b = MonitorFeed::for_client(&h);
+        a.push(b"12345");
+        b.push(b"123");
+        assert_eq!(queued(), 8);
+        let mut out = BytesMut::new();
+        a.take_into(&mut out);
+        assert_eq!(queued(), 3);
+        a.push(b"1");
+        drop(b);
+        assert_eq!(queued(), 1);
+        a.close();
+        assert_eq!(queued(), 0);
     }
 }
 
