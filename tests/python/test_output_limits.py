@@ -3,12 +3,13 @@ CLIENT LIST's omem/oll, and a server whose memory stays bounded while clients do
 
 import re
 import socket
+import subprocess
 import time
 
 import pytest
 import redis
 
-from conftest import AGAINST_REDIS, running_server
+from conftest import AGAINST_REDIS, BINARY, free_port, running_server
 
 DEFAULT = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
 
@@ -320,3 +321,36 @@ def test_pipelining_client_above_the_normal_soft_limit_is_closed_after_its_secon
         few.close()
         c.close()
         r.close()
+
+
+def test_config_rewrite_writes_a_line_per_class(tmp_path):
+    conf = tmp_path / "keel.conf"
+    port = free_port()
+    conf.write_text(f"port {port}\nbind 127.0.0.1\nsave \"\"\n"
+                    "client-output-buffer-limit normal 0 0 0\n")
+    exe = "redis-server" if AGAINST_REDIS else BINARY
+    proc = subprocess.Popen([exe, str(conf), "--appendonly", "no"] if AGAINST_REDIS else [exe, str(conf)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.time() < deadline and proc.poll() is None, "server did not start"
+                time.sleep(0.02)
+        c = redis.Redis(port=port, decode_responses=True)
+        c.config_set("client-output-buffer-limit", "pubsub 1mb 256kb 2 replica 2gb 3000 1")
+        assert c.execute_command("CONFIG", "REWRITE") == "OK"
+        lines = [line for line in conf.read_text().splitlines() if "client-output" in line]
+        # The class the file had keeps its line; the others changed follow it.
+        assert lines == [
+            "client-output-buffer-limit normal 0 0 0",
+            "client-output-buffer-limit replica 2gb 3000 1",
+            "client-output-buffer-limit pubsub 1mb 256kb 2",
+        ]
+        c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
