@@ -356,7 +356,6 @@ def test_later_feature_values_are_refused(r):
         ("maxmemory", "1gb", "maxmemory and eviction"),
         ("maxmemory-policy", "allkeys-lru", "maxmemory and eviction"),
         ("notify-keyspace-events", "KEA", "keyspace notifications"),
-        ("client-output-buffer-limit", "pubsub 64mb 16mb 60", "client output buffer limits"),
         ("tls-port", "6380", "TLS"),
         ("masterauth", "secret", "replication"),
     ]:

@@ -91,7 +91,6 @@ const ACL: &str = "ACL";
 const TLS: &str = "TLS";
 const NOTIFY: &str = "keyspace notifications";
 const CLUSTER: &str = "cluster";
-const OUTPUT_LIMITS: &str = "client output buffer limits";
 const DEFRAG: &str = "active defragmentation";
 const STREAMS: &str = "streams";
 const HLL: &str = "HyperLogLog";
@@ -315,8 +314,7 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     later(MAXMEMORY, "lfu-log-factor", "10", int(0, I32), true),
     later(MAXMEMORY, "lfu-decay-time", "1", int(0, I32), true),
-    later(
-        OUTPUT_LIMITS,
+    d(
         "client-output-buffer-limit",
         COBL_DEFAULT,
         Kind::Special,
@@ -821,7 +819,11 @@ fn canonical_save(words: &[&str]) -> Result<String, ConfigError> {
 /// `client-output-buffer-limit <class> <hard> <soft> <soft-seconds> ...`
 /// changes the classes it names and keeps the others.
 fn canonical_output_limits(words: &[&str], current: &str) -> Result<String, ConfigError> {
-    if words.is_empty() || !words.len().is_multiple_of(4) {
+    // An empty value changes nothing, as in Redis.
+    if words.is_empty() {
+        return Ok(current.to_string());
+    }
+    if !words.len().is_multiple_of(4) {
         return Err(ConfigError::Unsupported(
             "Wrong number of arguments in buffer limit configuration.",
         ));
@@ -1030,6 +1032,8 @@ pub struct Config {
     compact: RwLock<keel_store::CompactLimits>,
     /// Operator settings read on every command (slow log, latency monitor).
     pub ops: OpsHot,
+    /// `client-output-buffer-limit`, shared with every client's handle.
+    pub output_limits: std::sync::Arc<crate::outbuf::OutputLimits>,
 }
 
 impl Default for Config {
@@ -1046,6 +1050,7 @@ impl Default for Config {
             idle_timeout_s: AtomicI64::new(0),
             compact: RwLock::new(keel_store::CompactLimits::default()),
             ops: OpsHot::default(),
+            output_limits: Default::default(),
         };
         c.refresh_hot();
         c
@@ -1133,6 +1138,8 @@ impl Config {
         self.query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
         self.refresh_ops();
+        self.output_limits
+            .set_from(&self.get("client-output-buffer-limit"));
         let size = |name: &str| usize::try_from(self.get_i64(name)).unwrap_or(usize::MAX);
         // A packed element's length is a u32; like Redis's listpack safety
         // limit, anything over 1 GiB always goes to the general form, however
@@ -1280,6 +1287,53 @@ fn directive_line(dir: &Directive, value: &str) -> String {
     format!("{} {}", dir.name, quoted.join(" "))
 }
 
+/// A byte count as Redis's CONFIG REWRITE writes it: in gb, mb or kb when a
+/// whole number of them, else in bytes.
+fn rewrite_memory(n: i64) -> String {
+    for (unit, size) in [("gb", 1i64 << 30), ("mb", 1 << 20), ("kb", 1 << 10)] {
+        if n != 0 && n % size == 0 {
+            return format!("{}{unit}", n / size);
+        }
+    }
+    n.to_string()
+}
+
+/// `client-output-buffer-limit` as Redis rewrites it: one line per class, in
+/// the order normal, replica, pubsub, for each class that is not at its
+/// default or that takes the place of one of the `old_lines` the file had.
+fn output_limit_lines(value: &str, old_lines: usize) -> Vec<String> {
+    let groups = |v: &str| -> Vec<Vec<String>> {
+        v.split_whitespace()
+            .collect::<Vec<_>>()
+            .chunks(4)
+            .map(|c| c.iter().map(|w| w.to_string()).collect())
+            .collect()
+    };
+    let now = groups(value);
+    let defaults = groups(COBL_DEFAULT);
+    let mut out = Vec::new();
+    for (j, (name, default)) in ["normal", "replica", "pubsub"]
+        .iter()
+        .zip(&defaults)
+        .enumerate()
+    {
+        let Some(g) = now.get(j).filter(|g| g.len() == 4) else {
+            continue;
+        };
+        if j >= old_lines && g[1..] == default[1..] {
+            continue;
+        }
+        let mem = |w: &str| rewrite_memory(w.parse().unwrap_or(0));
+        out.push(format!(
+            "client-output-buffer-limit {name} {} {} {}",
+            mem(&g[1]),
+            mem(&g[2]),
+            g[3]
+        ));
+    }
+    out
+}
+
 impl Config {
     /// CONFIG REWRITE: `old` (the file's text) with every directive it sets
     /// replaced by its current value, later repeats of a directive dropped, and
@@ -1288,18 +1342,27 @@ impl Config {
     pub fn rewrite_text(&self, old: &str) -> String {
         let mut written: Vec<&'static str> = Vec::new();
         let mut out: Vec<String> = Vec::new();
-        for line in old.lines() {
+        let directive_of = |line: &str| {
             let trimmed = line.trim();
-            let dir = if trimmed.is_empty() || trimmed.starts_with('#') {
-                None
-            } else {
-                keel_resp::split_args(trimmed.as_bytes())
-                    .and_then(|w| w.first().cloned())
-                    .and_then(|name| find(&String::from_utf8_lossy(&name)))
-            };
-            match dir {
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                return None;
+            }
+            keel_resp::split_args(trimmed.as_bytes())
+                .and_then(|w| w.first().cloned())
+                .and_then(|name| find(&String::from_utf8_lossy(&name)))
+        };
+        let cobl_lines = old
+            .lines()
+            .filter(|l| directive_of(l).is_some_and(|d| d.name == "client-output-buffer-limit"))
+            .count();
+        for line in old.lines() {
+            match directive_of(line) {
                 None => out.push(line.to_string()),
                 Some(d) if written.contains(&d.name) => {}
+                Some(d) if d.name == "client-output-buffer-limit" => {
+                    written.push(d.name);
+                    out.extend(output_limit_lines(&self.get(d.name), cobl_lines));
+                }
                 Some(d) => {
                     written.push(d.name);
                     out.push(directive_line(d, &self.get(d.name)));
@@ -1315,6 +1378,10 @@ impl Config {
             if !header {
                 out.push("# Generated by CONFIG REWRITE".into());
                 header = true;
+            }
+            if d.name == "client-output-buffer-limit" {
+                out.extend(output_limit_lines(&v, 0));
+                continue;
             }
             out.push(directive_line(d, &v));
         }
@@ -1426,11 +1493,6 @@ mod table_tests {
             ("notify-keyspace-events", "KEA", NOTIFY),
             ("tls-port", "6380", TLS),
             ("activedefrag", "yes", DEFRAG),
-            (
-                "client-output-buffer-limit",
-                "pubsub 1mb 1mb 10",
-                OUTPUT_LIMITS,
-            ),
         ] {
             assert_eq!(
                 c.set(name, &[bad], false),
@@ -1539,6 +1601,32 @@ mod table_tests {
                 "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()
             )
         );
+        for bad in [
+            "normal 1.5mb 1 1",
+            "normal 1 1 1x",
+            "normal 1 1 -1",
+            "normal 1x 1 1",
+        ] {
+            assert!(
+                err(bad).expect_err(bad).starts_with("Error in hard"),
+                "{bad}"
+            );
+        }
+        assert!(err("master 1 1 1").is_err());
+        // Nothing changes when any group is wrong.
+        assert!(err("normal 1 1 1 foo 1 1 1").is_err());
+        assert_eq!(c.get("client-output-buffer-limit"), COBL_DEFAULT);
+        assert_eq!(err("pubsub 1mb 256kb 2"), Ok(()));
+        assert_eq!(err("replica 1gb 1 0 normal 1k 2K 3"), Ok(()));
+        assert_eq!(err(""), Ok(()));
+        assert_eq!(
+            c.get("client-output-buffer-limit"),
+            "normal 1000 2000 3 slave 1073741824 1 0 pubsub 1048576 262144 2"
+        );
+        // The limits in force follow.
+        use crate::outbuf::{NORMAL, PUBSUB};
+        assert_eq!(c.output_limits.get(NORMAL), (1000, 2000, 3));
+        assert_eq!(c.output_limits.get(PUBSUB), (1048576, 262144, 2));
     }
 
     #[test]
@@ -1618,6 +1706,36 @@ mod more_tests {
         assert_eq!(l.list_size, -5);
         // CONFIG GET still shows what was set.
         assert_eq!(c.get("zset-max-listpack-value"), "100000000000");
+    }
+
+    #[test]
+    fn rewrite_writes_output_limits_a_class_a_line() {
+        let c = Config::default();
+        // At the defaults nothing is appended.
+        assert!(!c.rewrite_text("port 1\n").contains("client-output"));
+        c.set(
+            "client-output-buffer-limit",
+            &["pubsub 1mb 256kb 2 normal 1000 1024 0"],
+            false,
+        )
+        .expect("limits");
+        assert_eq!(
+            c.rewrite_text("port 1\n"),
+            "port 6379\n# Generated by CONFIG REWRITE\n\
+             client-output-buffer-limit normal 1000 1kb 0\n\
+             client-output-buffer-limit pubsub 1mb 256kb 2\n"
+        );
+        // Lines the file had are each taken by a class, default or not.
+        let old = "client-output-buffer-limit normal 0 0 0\nport 1\n\
+                   client-output-buffer-limit pubsub 32mb 8mb 60\n";
+        c.set("client-output-buffer-limit", &["normal 0 0 0"], false)
+            .expect("limits");
+        assert_eq!(
+            c.rewrite_text(old),
+            "client-output-buffer-limit normal 0 0 0\n\
+             client-output-buffer-limit replica 256mb 64mb 60\n\
+             client-output-buffer-limit pubsub 1mb 256kb 2\nport 6379\n"
+        );
     }
 
     #[test]

@@ -222,6 +222,7 @@ impl Engine {
     fn register(&self, addr: String, laddr: String) -> Session {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
         let handle = Arc::new(ClientHandle::new(id, addr, laddr, self.now_ms()));
+        handle.bufs.output.attach(self.config.output_limits.clone());
         self.clients.lock().insert(id, handle.clone());
         self.stats.total_connections.fetch_add(1, Ordering::Relaxed);
         let needs_auth = !self.config.get("requirepass").is_empty();

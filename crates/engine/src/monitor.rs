@@ -15,7 +15,7 @@
 use crate::ctx::Ctx;
 use crate::engine::Engine;
 use crate::error::CmdError;
-use crate::session::Session;
+use crate::session::{ClientHandle, Session};
 use crate::spec::{CommandSpec, Flags};
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
@@ -41,10 +41,16 @@ impl Monitors {
 
     /// Register client `id` as a monitor.
     pub fn add(&self, id: u64) -> Arc<MonitorFeed> {
-        let feed = Arc::new(MonitorFeed {
-            client_id: id,
-            state: Mutex::new(FeedState::default()),
-        });
+        self.add_feed(Arc::new(MonitorFeed::new(id)))
+    }
+
+    /// Register the client of `handle` as a monitor, its feed under the
+    /// client's output buffer limits.
+    pub fn add_client(&self, handle: &Arc<ClientHandle>) -> Arc<MonitorFeed> {
+        self.add_feed(Arc::new(MonitorFeed::for_client(handle)))
+    }
+
+    fn add_feed(&self, feed: Arc<MonitorFeed>) -> Arc<MonitorFeed> {
         let mut feeds = self.feeds.lock();
         feeds.push(feed.clone());
         self.count.store(feeds.len(), Ordering::Relaxed);
@@ -75,6 +81,9 @@ impl Monitors {
 pub struct MonitorFeed {
     client_id: u64,
     state: Mutex<FeedState>,
+    /// The client fed, when its output buffer limits apply to the feed: a
+    /// push that takes it past them is dropped and the client closed.
+    owner: Option<Arc<ClientHandle>>,
 }
 
 #[derive(Default)]
@@ -89,6 +98,16 @@ impl MonitorFeed {
         MonitorFeed {
             client_id,
             state: Mutex::new(FeedState::default()),
+            owner: None,
+        }
+    }
+
+    /// A feed for the client of `handle`, under its output buffer limits.
+    pub(crate) fn for_client(handle: &Arc<ClientHandle>) -> MonitorFeed {
+        MonitorFeed {
+            client_id: handle.id,
+            state: Mutex::new(FeedState::default()),
+            owner: Some(handle.clone()),
         }
     }
 
@@ -98,14 +117,39 @@ impl MonitorFeed {
             return;
         }
         s.lines.extend_from_slice(line);
+        if let Some(h) = &self.owner {
+            if !self.within_limits(h, &mut s, line.len()) {
+                return;
+            }
+        }
         if let Some(w) = s.waker.take() {
             w.wake();
         }
     }
 
+    /// Account for what `s` queues for `h`; past its output buffer limits the
+    /// queue is dropped, nothing more is taken, and the client is closed,
+    /// whether or not its task is running.
+    fn within_limits(&self, h: &ClientHandle, s: &mut FeedState, added: usize) -> bool {
+        let queued = &h.bufs.output.queued;
+        queued.fetch_add(added, Ordering::Relaxed);
+        if s.lines.len() <= crate::outbuf::REPLY_CHUNK_BYTES && !h.bufs.output.is_over() {
+            return true;
+        }
+        if !crate::outbuf::over_limit(h, crate::outbuf::pending_of(h)) {
+            return true;
+        }
+        s.closed = true;
+        queued.fetch_sub(s.lines.len(), Ordering::Relaxed);
+        s.lines = BytesMut::new();
+        h.kill();
+        false
+    }
+
     fn close(&self) {
         let mut s = self.state.lock();
         s.closed = true;
+        self.unqueue(s.lines.len());
         s.lines.clear();
         if let Some(w) = s.waker.take() {
             w.wake();
@@ -116,7 +160,18 @@ impl MonitorFeed {
     pub fn take_into(&self, out: &mut BytesMut) {
         let mut s = self.state.lock();
         out.extend_from_slice(&s.lines);
+        self.unqueue(s.lines.len());
         s.lines.clear();
+    }
+
+    /// `n` queued bytes left the feed: the owner's count of queued pushes
+    /// (summed over its feeds) drops by as much.
+    fn unqueue(&self, n: usize) {
+        if let Some(h) = &self.owner {
+            if n > 0 {
+                h.bufs.output.queued.fetch_sub(n, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Whether the feed was removed (RESET, disconnect): nothing more comes.
@@ -127,6 +182,13 @@ impl MonitorFeed {
     /// Resolves when lines are pending (or the feed was closed).
     pub fn ready(&self) -> FeedReady<'_> {
         FeedReady(self)
+    }
+}
+
+impl Drop for MonitorFeed {
+    fn drop(&mut self) {
+        let n = self.state.get_mut().lines.len();
+        self.unqueue(n);
     }
 }
 
@@ -243,7 +305,7 @@ pub(crate) fn refuse(spec: &CommandSpec) -> Option<CmdError> {
 /// Make `session` a monitor (MONITOR).
 pub(crate) fn start(engine: &Engine, session: &mut Session) {
     if session.monitor.is_none() {
-        session.monitor = Some(engine.monitors.add(session.id()));
+        session.monitor = Some(engine.monitors.add_client(&session.handle));
         session.handle.monitor.store(true, Ordering::Relaxed);
     }
 }
@@ -314,6 +376,52 @@ mod tests {
         assert_eq!(&out[..], b"x\r\ny\r\n");
         m.remove(2);
         assert!(!m.active());
+    }
+
+    #[test]
+    fn a_feed_past_its_clients_limit_is_dropped_and_the_client_killed() {
+        let h = Arc::new(ClientHandle::new(3, String::new(), String::new(), 0));
+        let limits = Arc::new(crate::outbuf::OutputLimits::default());
+        limits.set_from("normal 100000 0 0");
+        h.bufs.output.attach(limits);
+        let m = Monitors::default();
+        let f = m.add_client(&h);
+        let line = [b'x'; 1000];
+        for _ in 100..(100 + crate::outbuf::REPLY_CHUNK_BYTES / 1000) {
+            f.push(&line);
+        }
+        assert!(!h.is_killed());
+        assert!(h.bufs.output.queued.load(Ordering::Relaxed) > 0);
+        // Nobody takes the lines: the publisher's side stops them at the limit.
+        for _ in 0..1000 {
+            f.push(&line);
+        }
+        assert!(h.is_killed());
+        assert!(h.bufs.output.is_over());
+        assert_eq!(h.bufs.output.queued.load(Ordering::Relaxed), 0);
+        let mut out = BytesMut::new();
+        f.take_into(&mut out);
+        assert!(out.is_empty(), "what was queued is let go");
+        m.remove(3);
+    }
+
+    #[test]
+    fn a_clients_feeds_add_up_in_its_queued_bytes() {
+        let h = Arc::new(ClientHandle::new(4, String::new(), String::new(), 0));
+        let queued = || h.bufs.output.queued.load(Ordering::Relaxed);
+        let a = MonitorFeed::for_client(&h);
+        let b = MonitorFeed::for_client(&h);
+        a.push(b"12345");
+        b.push(b"123");
+        assert_eq!(queued(), 8);
+        let mut out = BytesMut::new();
+        a.take_into(&mut out);
+        assert_eq!(queued(), 3);
+        a.push(b"1");
+        drop(b);
+        assert_eq!(queued(), 1);
+        a.close();
+        assert_eq!(queued(), 0);
     }
 }
 

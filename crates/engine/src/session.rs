@@ -68,6 +68,8 @@ pub struct BufferStats {
     pub out_cap: AtomicUsize,
     /// The most reply bytes one batch produced since the clients cron last looked.
     pub out_peak: AtomicUsize,
+    /// Queued pushes and the output buffer limits (`client-output-buffer-limit`).
+    pub output: crate::outbuf::OutputState,
 }
 
 impl BufferStats {

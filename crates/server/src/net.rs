@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Notify};
 
@@ -36,6 +36,14 @@ const QBUF_WASTE_BYTES: usize = 4 * 1024;
 const QBUF_RESIZE_BYTES: usize = 32 * 1024;
 /// Seconds without a command after which a client gives back its buffers.
 const IDLE_SHRINK_S: u64 = 2;
+/// Reply bytes a connection queues, at most (plus one reply), before it stops
+/// running commands and writes them: a client that does not read holds this
+/// much, not everything its pipeline asks for. Raised past the client's
+/// output buffer limits, so it reaches them.
+const FLUSH_FLOOR: usize = 1024 * 1024;
+/// How often a connection stuck on its socket above its soft output limit
+/// looks again whether the soft seconds have passed.
+const SOFT_RECHECK: Duration = Duration::from_millis(250);
 
 /// One address of the `bind` directive: `*` is every IPv4 address, `::*`
 /// every IPv6 one, and a leading `-` makes the address optional (skipped when
@@ -542,6 +550,10 @@ async fn write_replies(
         }
         BufferStats::set(&bufs.out_pending, wbuf.len() - done);
         BufferStats::set(&bufs.out_cap, wbuf.capacity());
+        if keel_engine::outbuf::over_limit(handle, keel_engine::outbuf::pending_of(handle)) {
+            return Ok(false);
+        }
+        let soft = keel_engine::outbuf::soft_pending(handle);
         tokio::select! {
             biased;
             r = stream.writable() => r?,
@@ -550,9 +562,11 @@ async fn write_replies(
                     return Ok(false);
                 }
             }
+            _ = tokio::time::sleep(SOFT_RECHECK), if soft => {}
         }
     }
     wbuf.clear();
+    bufs.output.hold(false);
     if wbuf.capacity() > 4 * 1024 * 1024 {
         *wbuf = BytesMut::with_capacity(READ_CHUNK);
     }
@@ -686,6 +700,17 @@ async fn connection_loop(
             match step {
                 Step::Close => return Ok(()),
                 Step::Continue => break,
+                Step::Flush => {
+                    step = process(
+                        engine,
+                        session,
+                        &mut rbuf,
+                        &mut wbuf,
+                        &mut progress,
+                        &mut pending,
+                        true,
+                    );
+                }
                 Step::Blocked | Step::Paused => {
                     if matches!(step, Step::Blocked) {
                         let Some(reply) =
@@ -826,6 +851,8 @@ enum Step {
     Blocked,
     /// Write the replies, then wait for CLIENT PAUSE to let the next command run.
     Paused,
+    /// Write the replies, then run the commands still waiting.
+    Flush,
 }
 
 /// Run every complete request in `rbuf`, appending replies to `wbuf`. `resumed`
@@ -859,6 +886,7 @@ fn process(
             Batch::Close => return Step::Close,
             Batch::Blocked => return Step::Blocked,
             Batch::Paused => return Step::Paused,
+            Batch::Full => return Step::Flush,
             Batch::NeedMore => return Step::Continue,
             Batch::Ran => {
                 if !one_at_a_time && !resumed {
@@ -880,6 +908,8 @@ enum Batch {
     Blocked,
     /// CLIENT PAUSE holds a command; it and the rest wait in `Pending`.
     Paused,
+    /// The replies reached the flush threshold; the rest wait in `Pending`.
+    Full,
 }
 
 /// Find the complete requests at the front of `rbuf` (at most one when
@@ -953,6 +983,13 @@ fn process_batch(
             }
         }
     }
+    // Past this many reply bytes the output buffer limits and the flush
+    // threshold are looked at: one comparison per reply otherwise.
+    let check_at = if keel_engine::outbuf::limited(&session.handle) {
+        keel_engine::outbuf::REPLY_CHUNK_BYTES
+    } else {
+        FLUSH_FLOOR
+    };
     while let Some(argv) = pending.cmds.pop_front() {
         if let Some(ahead) = pending.cmds.get(LOOKAHEAD - 1) {
             engine.prefetch(session, ahead);
@@ -978,6 +1015,11 @@ fn process_batch(
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
         }
+        if wbuf.len() >= check_at {
+            if let Some(full) = output_full(&session.handle, wbuf) {
+                return full;
+            }
+        }
     }
     if let Some(e) = pending.bad.take() {
         engine.count_error_reply(e.as_bytes());
@@ -985,6 +1027,21 @@ fn process_batch(
         return Batch::Close;
     }
     Batch::Ran
+}
+
+/// The replies in `wbuf` reached the point where the output buffer limits are
+/// checked: close the client past them (its replies are dropped, as Redis
+/// drops a client's output when it closes it for its limits), or stop running
+/// commands until they are written past the flush threshold.
+fn output_full(handle: &ClientHandle, wbuf: &mut BytesMut) -> Option<Batch> {
+    let queued = handle.bufs.output.queued.load(Ordering::Relaxed);
+    if keel_engine::outbuf::over_limit(handle, wbuf.len() + queued) {
+        wbuf.clear();
+        return Some(Batch::Close);
+    }
+    let full = wbuf.len() >= keel_engine::outbuf::flush_threshold(handle, FLUSH_FLOOR);
+    handle.bufs.output.hold(full);
+    full.then_some(Batch::Full)
 }
 
 /// Encode a command's reply, unless CLIENT REPLY holds it back; `before` is
@@ -1030,6 +1087,9 @@ async fn monitor_read(
     };
     let mut lines = BytesMut::new();
     loop {
+        if session.handle.is_killed() {
+            return Ok(Wait::Woken);
+        }
         if feed.is_closed() {
             return read_some(engine, &session.handle, stream, rbuf, wake).await;
         }
@@ -1045,12 +1105,13 @@ async fn monitor_read(
             _ = wake.notified() => return Ok(Wait::Woken),
             _ = feed.ready() => {
                 feed.take_into(&mut lines);
-                if session.reply_flags & keel_engine::session::REPLY_OFF == 0 && !lines.is_empty() {
-                    engine
-                        .stats
-                        .net_output_bytes
-                        .fetch_add(lines.len() as u64, Ordering::Relaxed);
-                    stream.write_all(&lines).await?;
+                // Written like replies: under the output buffer limits, and
+                // a client killed while the socket is full is let go at once.
+                if session.reply_flags & keel_engine::session::REPLY_OFF == 0
+                    && !lines.is_empty()
+                    && !write_replies(engine, &session.handle, stream, &mut lines, wake).await?
+                {
+                    return Ok(Wait::Closed);
                 }
                 lines.clear();
             }

@@ -436,8 +436,7 @@ fn client_getname(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdE
         .map_or(Frame::Null, Frame::Bulk))
 }
 
-/// Redis's reply buffer: replies past this many bytes go to its reply list.
-const REPLY_CHUNK_BYTES: usize = 16 * 1024;
+use crate::outbuf::REPLY_CHUNK_BYTES;
 
 /// The buffer fields of a CLIENT LIST line, Redis 7.0's meanings mapped onto
 /// Keel's two buffers: `qbuf`/`qbuf-free` the read buffer, `argv-mem` the
@@ -447,7 +446,7 @@ const REPLY_CHUNK_BYTES: usize = 16 * 1024;
 /// `tot-mem` all of it plus the client's own structures.
 fn buffer_fields(h: &ClientHandle, argv_mem: usize) -> String {
     let b = &h.bufs;
-    let pending = b.out_pending();
+    let pending = crate::outbuf::pending_of(h);
     let obl = pending.min(REPLY_CHUNK_BYTES);
     let beyond = pending - obl;
     let oll = beyond.div_ceil(REPLY_CHUNK_BYTES);
@@ -552,16 +551,19 @@ fn verbatim(s: String) -> Frame {
     Frame::Verbatim("txt", Bytes::from(s))
 }
 
-/// The client types of CLIENT LIST TYPE / CLIENT KILL TYPE. Every Keel
-/// connection is a normal client.
-fn parse_client_type(t: &[u8]) -> Result<bool, CmdError> {
+/// The client types of CLIENT LIST TYPE / CLIENT KILL TYPE, as the classes
+/// of `client-output-buffer-limit` (a subscribed client is `pubsub`, any other
+/// `normal`); `master` and `replica` name no Keel client.
+fn parse_client_type(t: &[u8]) -> Result<usize, CmdError> {
+    use crate::outbuf::{NORMAL, PUBSUB, REPLICA};
     if is(t, "normal") {
-        Ok(true)
-    } else if ["master", "replica", "slave", "pubsub"]
-        .iter()
-        .any(|n| is(t, n))
-    {
-        Ok(false)
+        Ok(NORMAL)
+    } else if is(t, "pubsub") {
+        Ok(PUBSUB)
+    } else if is(t, "replica") || is(t, "slave") {
+        Ok(REPLICA)
+    } else if is(t, "master") {
+        Ok(usize::MAX)
     } else {
         Err(CmdError::err(format!(
             "Unknown client type '{}'",
@@ -591,11 +593,11 @@ fn client_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     let clients: Vec<Arc<ClientHandle>> = match args.next_opt() {
         None => all_clients(ctx),
         Some(opt) if is(opt, "TYPE") && args.remaining() == 1 => {
-            if parse_client_type(args.next_arg()?)? {
-                all_clients(ctx)
-            } else {
-                Vec::new()
-            }
+            let class = parse_client_type(args.next_arg()?)?;
+            all_clients(ctx)
+                .into_iter()
+                .filter(|h| crate::outbuf::class_of(h) == class)
+                .collect()
         }
         Some(opt) if is(opt, "ID") && args.remaining() >= 1 => {
             let mut ids = Vec::new();
@@ -655,8 +657,8 @@ struct KillFilter<'a> {
     id: Option<u64>,
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
-    /// `Some(false)` for a type no Keel connection has.
-    normal: Option<bool>,
+    /// The client type (`client-output-buffer-limit` class) asked for.
+    class: Option<usize>,
 }
 
 impl KillFilter<'_> {
@@ -664,7 +666,7 @@ impl KillFilter<'_> {
         self.id.is_none_or(|id| h.id == id)
             && self.addr.is_none_or(|a| h.addr.as_bytes() == a)
             && self.laddr.is_none_or(|a| h.laddr.as_bytes() == a)
-            && self.normal.unwrap_or(true)
+            && self.class.is_none_or(|c| crate::outbuf::class_of(h) == c)
     }
 }
 
@@ -695,7 +697,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
                 _ => return Err(CmdError::err("client-id should be greater than 0")),
             }
         } else if is(opt, "TYPE") {
-            filter.normal = Some(parse_client_type(val)?);
+            filter.class = Some(parse_client_type(val)?);
         } else if is(opt, "ADDR") {
             filter.addr = Some(val);
         } else if is(opt, "LADDR") {
@@ -1313,6 +1315,25 @@ mod tests {
             t.run(&["CLIENT", "LIST", "TYPE", "x"]),
             error("ERR Unknown client type 'x'")
         );
+        // A subscribed client is of type pubsub, no longer normal.
+        let mut sub = t.other_session();
+        t.run_as(&mut sub, &["SUBSCRIBE", "ch"]);
+        let pubsub = text(t.run(&["CLIENT", "LIST", "TYPE", "pubsub"]));
+        assert_eq!(pubsub.lines().count(), 1);
+        assert_eq!(field(&pubsub, "id"), sub.id().to_string());
+        assert_eq!(
+            text(t.run(&["CLIENT", "LIST", "TYPE", "normal"]))
+                .lines()
+                .count(),
+            2
+        );
+        assert_eq!(text(t.run(&["CLIENT", "LIST", "TYPE", "replica"])), "");
+        assert_eq!(
+            t.run(&["CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes"]),
+            int(1)
+        );
+        assert!(sub.handle.is_killed());
+        t.engine.disconnect(&mut sub);
         assert_eq!(
             t.run(&["CLIENT", "LIST", "ID", "x"]),
             error("ERR Invalid client ID")
