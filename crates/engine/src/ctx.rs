@@ -238,6 +238,27 @@ impl<'a> Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Publish the keyspace event `event` of `class` for `key` in the selected
+    /// database (see [`crate::notify`]); nothing but one atomic load when the
+    /// class is off.
+    #[inline]
+    pub fn notify(&mut self, class: crate::notify::Class, event: &str, key: &[u8]) {
+        let db = self.session.db;
+        self.notify_db(class, event, db, key);
+    }
+
+    /// [`Ctx::notify`] for a key of database `db` (MOVE, COPY ... DB).
+    #[inline]
+    pub fn notify_db(&mut self, class: crate::notify::Class, event: &str, db: usize, key: &[u8]) {
+        if self.engine.config.ops.notify.enabled(class) {
+            // Keys found expired while looking this one up were removed
+            // before the event, as in Redis: their `expired` goes first.
+            let at = self.effects.len();
+            crate::exec::drain_expired(self, at);
+            crate::notify::notify(self.engine, class, event, db, key);
+        }
+    }
+
     /// A write made `key` in `db` non-empty: serve the clients blocked on it
     /// once this command finishes. Writes of declared keys are already marked by
     /// the executor; this is for keys a command reaches otherwise.

@@ -312,6 +312,11 @@ impl Table {
             keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
             let e = self.slab.get_mut(slot)?;
             let was_expired = self.deadlines.expired(e, now_ms);
+            if was_expired && !self.hold_expired {
+                // The old key expired before this write replaced it, as when
+                // Redis looks the key up first: report it like a read would.
+                self.lazy_expired.push(CompactBytes::new(key));
+            }
             let old = std::mem::replace(&mut e.value, value);
             e.access_s = access_s;
             if self.deadlines.of(e) != expires_at_ms {

@@ -5,6 +5,7 @@
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -50,6 +51,7 @@ fn delete_keys(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     for key in args.rest() {
         if ctx.table(key)?.remove(key, now).is_some() {
             n += 1;
+            ctx.notify(Class::GENERIC, "del", key);
         }
     }
     ctx.dirty(n);
@@ -296,10 +298,12 @@ fn set_expiry(
     if when <= now as i64 {
         table.remove(key, now);
         ctx.dirty(1);
+        ctx.notify(Class::GENERIC, "del", key);
         ctx.rewrite(vec![Bytes::from_static(b"DEL"), key.clone()]);
     } else {
         table.set_expire(key, when as u64, now);
         ctx.dirty(1);
+        ctx.notify(Class::GENERIC, "expire", key);
         ctx.rewrite(vec![
             Bytes::from_static(b"PEXPIREAT"),
             key.clone(),
@@ -440,6 +444,7 @@ fn persist(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     table.set_expire(key, 0, now);
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "persist", key);
     Ok(Frame::Integer(1))
 }
 
@@ -682,6 +687,8 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, nx: bool) -> Result<Fr
     };
     ctx.table(dst)?.put_entry_as(entry, dst, now);
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "rename_from", src);
+    ctx.notify(Class::GENERIC, "rename_to", dst);
     Ok(done(true))
 }
 
@@ -798,6 +805,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // The source is only read: its watchers stay valid.
     ctx.modified(dst_db, dst);
     ctx.dirty(1);
+    ctx.notify_db(Class::GENERIC, "copy_to", dst_db, dst);
     Ok(Frame::Integer(1))
 }
 
@@ -832,6 +840,8 @@ fn move_key(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     ctx.modified(src_db, key);
     ctx.modified(dst_db, key);
     ctx.dirty(1);
+    ctx.notify_db(Class::GENERIC, "move_from", src_db, key);
+    ctx.notify_db(Class::GENERIC, "move_to", dst_db, key);
     Ok(Frame::Integer(1))
 }
 

@@ -3,6 +3,7 @@
 use crate::args::{is, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -192,6 +193,10 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         });
     }
     store_str(ctx, key, value, ttl)?;
+    ctx.notify(Class::STRING, "set", key);
+    if matches!(ttl, Ttl::At(_)) {
+        ctx.notify(Class::GENERIC, "expire", key);
+    }
     if ttl != Ttl::Clear || get_old {
         let mut effect = vec![Bytes::from_static(b"SET"), key.clone(), value.clone()];
         match ttl {
@@ -303,6 +308,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Ok(Frame::Integer(0));
     }
     store_str(ctx, key, value, Ttl::Clear)?;
+    ctx.notify(Class::STRING, "set", key);
     Ok(Frame::Integer(1))
 }
 
@@ -353,6 +359,8 @@ fn set_with_expiry(
     let value = args.next_arg()?;
     let at = expire_at(raw, unit_ms, false, ctx.now_ms(), cmd)?;
     store_str(ctx, key, value, Ttl::At(at))?;
+    ctx.notify(Class::STRING, "set", key);
+    ctx.notify(Class::GENERIC, "expire", key);
     ctx.rewrite(vec![
         word("SET"),
         key.clone(),
@@ -381,6 +389,7 @@ fn getset(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let value = args.next_arg()?;
     let old = read_counted(ctx, key)?;
     store_str(ctx, key, value, Ttl::Clear)?;
+    ctx.notify(Class::STRING, "set", key);
     ctx.rewrite(vec![word("SET"), key.clone(), value.clone()]);
     Ok(old.map_or(Frame::Null, Frame::Bulk))
 }
@@ -406,6 +415,7 @@ fn getdel(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let now = ctx.now_ms();
     ctx.table(key)?.remove(key, now);
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "del", key);
     ctx.rewrite(vec![word("DEL"), key.clone()]);
     Ok(Frame::Bulk(value))
 }
@@ -451,9 +461,11 @@ fn getex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         if absolute && at <= now {
             // An absolute time already past deletes the key, as Redis does.
             table.remove(key, now);
+            ctx.notify(Class::GENERIC, "del", key);
             ctx.rewrite(vec![word("DEL"), key.clone()]);
         } else {
             table.set_expire(key, at, now);
+            ctx.notify(Class::GENERIC, "expire", key);
             ctx.rewrite(vec![
                 word("PEXPIREAT"),
                 key.clone(),
@@ -466,6 +478,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let had_ttl = table.expiry(key, now).flatten().is_some();
         if had_ttl {
             table.set_expire(key, 0, now);
+            ctx.notify(Class::GENERIC, "persist", key);
             ctx.rewrite(vec![word("PERSIST"), key.clone()]);
             ctx.dirty(1);
         }
@@ -569,6 +582,7 @@ fn set_pairs(
     }
     for pair in pairs.chunks_exact(2) {
         store_str(ctx, &pair[0], &pair[1], Ttl::Clear)?;
+        ctx.notify(Class::STRING, "set", &pair[0]);
     }
     Ok(if nx { Frame::Integer(1) } else { Frame::ok() })
 }
@@ -585,6 +599,7 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) -> Result<Frame, CmdError>
     };
     let new = current.checked_add(delta).ok_or(CmdError::Overflow)?;
     replace_keep_ttl(ctx, key, new.to_string().as_bytes())?;
+    ctx.notify(Class::STRING, "incrby", key);
     Ok(Frame::Integer(new))
 }
 
@@ -694,6 +709,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     })?;
     let result = Bytes::from(result);
     replace_keep_ttl(ctx, key, &result)?;
+    ctx.notify(Class::STRING, "incrbyfloat", key);
     ctx.rewrite(vec![
         word("SET"),
         key.clone(),
@@ -722,6 +738,7 @@ fn append(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let len = match write_len(ctx, key)? {
         None => {
             store_str(ctx, key, tail, Ttl::Clear)?;
+            ctx.notify(Class::STRING, "append", key);
             return Ok(Frame::Integer(tail.len() as i64));
         }
         Some(len) => len,
@@ -731,6 +748,7 @@ fn append(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     buf.extend_from_slice(tail);
     let len = buf.len();
     ctx.dirty(1);
+    ctx.notify(Class::STRING, "append", key);
     Ok(Frame::Integer(len as i64))
 }
 
@@ -837,6 +855,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     buf[start..end].copy_from_slice(patch);
     let len = buf.len();
     ctx.dirty(1);
+    ctx.notify(Class::STRING, "setrange", key);
     Ok(Frame::Integer(len as i64))
 }
 
