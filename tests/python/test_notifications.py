@@ -438,3 +438,42 @@ def test_flush_publishes_nothing(r, ev):
     r.set("a", "1")
     r.flushall()
     assert ev.take() == ["set a", "set a"]
+
+
+def test_key_miss_on_reads_only(server, r):
+    r.config_set("notify-keyspace-events", "Em")
+    e = Events(server)
+    try:
+        r.set("hit", "v")
+        r.get("hit")
+        r.get("g")
+        r.mget("m1", "hit", "m2")
+        r.exists("e", "hit")
+        r.type("t")
+        r.ttl("ttl")
+        r.strlen("len")
+        r.hget("h", "f")
+        r.lrange("l", 0, -1)
+        r.smembers("s")
+        r.zscore("z", "m")
+        r.zrange("z", 0, -1)
+        r.dump("d")
+        r.copy("c", "dst")
+        r.touch("to")
+        r.getdel("gd")
+        r.getset("gs", "v")
+        r.set("sg", "v", get=True)
+        r.object("encoding", "o")
+        r.lcs("l1", "l2")
+        # Writes look keys up for writing: no key miss.
+        r.lpush("w1", "x")
+        r.incr("w2")
+        r.delete("w3")
+        r.expire("w4", 10)
+        assert e.raw() == [
+            ("__keyevent@0__:keymiss", k) for k in [
+                "g", "m1", "m2", "e", "t", "ttl", "len", "h", "l", "s", "z", "z", "d", "c",
+                "to", "gd", "gs", "sg", "l1", "l2"]]
+    finally:
+        e.close()
+        r.config_set("notify-keyspace-events", "")

@@ -226,6 +226,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// [`Ctx::hit`] for a read of `key`; a miss also publishes `keymiss`
+    /// (class `m`), as Redis's read lookups do.
+    pub fn hit_key(&mut self, key: &[u8], found: bool) {
+        self.hit(found);
+        if !found {
+            self.notify(crate::notify::Class::KEY_MISS, "keymiss", key);
+        }
+    }
+
     pub fn random(&self) -> u64 {
         self.engine.rng.next_u64()
     }

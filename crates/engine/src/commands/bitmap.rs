@@ -60,7 +60,7 @@ pub(crate) fn with_str<R>(
     f: impl FnOnce(&[u8]) -> R,
 ) -> Result<Option<R>, CmdError> {
     let found = read_str(ctx, key)?.map(f);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found)
 }
 

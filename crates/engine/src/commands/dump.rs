@@ -34,7 +34,7 @@ fn dump(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         .table(key)?
         .get(key, now)
         .map(|e| dump_payload_with(&e.value, compress, limits.list_size));
-    ctx.hit(payload.is_some());
+    ctx.hit_key(key, payload.is_some());
     Ok(match payload {
         Some(p) => Frame::Bulk(Bytes::from(p)),
         None => Frame::Null,

@@ -56,7 +56,7 @@ fn read_hash<R>(
         Ok(Some(v)) => (true, Ok(f(HashRef::of(v)))),
         Err(e) => (true, Err(e)),
     };
-    ctx.hit(found);
+    ctx.hit_key(key, found);
     out
 }
 

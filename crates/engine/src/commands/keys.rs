@@ -112,7 +112,7 @@ fn exists(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut n = 0i64;
     for key in args.rest() {
         let found = ctx.table(key)?.contains(key, now);
-        ctx.hit(found);
+        ctx.hit_key(key, found);
         n += i64::from(found);
     }
     Ok(Frame::Integer(n))
@@ -138,7 +138,7 @@ fn type_of(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         .table(key)?
         .peek(key, now)
         .map(|e| e.value.value_type().name());
-    ctx.hit(name.is_some());
+    ctx.hit_key(key, name.is_some());
     Ok(Frame::simple(name.unwrap_or("none")))
 }
 
@@ -160,7 +160,7 @@ fn touch(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut n = 0i64;
     for key in args.rest() {
         let found = ctx.table(key)?.get(key, now).is_some();
-        ctx.hit(found);
+        ctx.hit_key(key, found);
         n += i64::from(found);
     }
     Ok(Frame::Integer(n))
@@ -319,7 +319,7 @@ fn expiry_of(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Result<Option<u64
     let key = args.next_key()?;
     let now = ctx.now_ms();
     let found = ctx.table(key)?.expiry(key, now);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.ok_or(-2))
 }
 
@@ -793,7 +793,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let table = ctx.table(src)?;
     let expires_at = table.expiry(src, now).flatten().unwrap_or(0);
     let found = table.get(src, now).map(|e| (e.value.clone(), expires_at));
-    ctx.hit(found.is_some());
+    ctx.hit_key(src, found.is_some());
     let Some((value, expires_at)) = found else {
         return Ok(Frame::Integer(0));
     };

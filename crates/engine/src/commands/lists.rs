@@ -37,7 +37,7 @@ fn read_list<R>(
     f: impl FnOnce(&Value) -> R,
 ) -> Result<Option<R>, CmdError> {
     let out = ctx.read_value(key, keel_store::ValueType::List)?.map(f);
-    ctx.hit(out.is_some());
+    ctx.hit_key(key, out.is_some());
     Ok(out)
 }
 

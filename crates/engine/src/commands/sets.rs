@@ -51,7 +51,7 @@ fn read_set_counted<R>(
     f: impl FnOnce(&Value) -> R,
 ) -> Result<Option<R>, CmdError> {
     let out = read_set(ctx, key)?.map(f);
-    ctx.hit(out.is_some());
+    ctx.hit_key(key, out.is_some());
     Ok(out)
 }
 

@@ -58,7 +58,7 @@ pub(crate) const GET: CommandSpec = CommandSpec {
 fn get(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let found = read_str(ctx, key)?.map(Bytes::copy_from_slice);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.map_or(Frame::Null, Frame::Bulk))
 }
 
@@ -175,7 +175,8 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         ttl = Ttl::At(expire_at(raw, unit, absolute, ctx.now_ms(), "set")?);
     }
     let old = if get_old {
-        read_str(ctx, key)?.map(Bytes::copy_from_slice)
+        // Read as GET reads, counting the hit or miss, as Redis does.
+        read_counted(ctx, key)?
     } else {
         None
     };
@@ -219,7 +220,7 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
 /// miss; WRONGTYPE for another type.
 fn read_counted(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Bytes>, CmdError> {
     let found = read_str(ctx, key)?.map(Bytes::copy_from_slice);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found)
 }
 
@@ -521,7 +522,7 @@ fn mget(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let value = entry
             .and_then(|e| e.value.as_str())
             .map(|s| Frame::bulk_from_slice(s.as_slice()));
-        ctx.hit(found);
+        ctx.hit_key(key, found);
         out.push(value.unwrap_or(Frame::Null));
     }
     Ok(Frame::Array(out))
@@ -768,7 +769,7 @@ pub(crate) const STRLEN: CommandSpec = CommandSpec {
 fn strlen(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let len = read_str(ctx, key)?.map(<[u8]>::len);
-    ctx.hit(len.is_some());
+    ctx.hit_key(key, len.is_some());
     Ok(Frame::Integer(len.unwrap_or(0) as i64))
 }
 
@@ -880,7 +881,7 @@ fn lcs(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         match read_str(ctx, key) {
             Ok(v) => {
                 let found = v.map(Bytes::copy_from_slice);
-                ctx.hit(found.is_some());
+                ctx.hit_key(key, found.is_some());
                 *slot = found.unwrap_or_default();
             }
             Err(CmdError::WrongType) => {

@@ -355,7 +355,7 @@ fn zscore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let member = args.next_arg()?;
     let found = read(ctx, key)?.map(|v| zset::score(v, member));
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.flatten().map_or(Frame::Null, Frame::Double))
 }
 
@@ -375,7 +375,7 @@ pub(crate) const ZCARD: CommandSpec = CommandSpec {
 fn zcard(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let n = read(ctx, key)?.map(zset::len);
-    ctx.hit(n.is_some());
+    ctx.hit_key(key, n.is_some());
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
 }
 
@@ -639,7 +639,7 @@ fn range_command(
     let key = args.next_key()?;
     let q = parse_range(args, form)?;
     let found = read(ctx, key)?.map(|v| run_query(v, &q));
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(pairs_reply(
         ctx.resp3(),
         found.unwrap_or_default(),
@@ -852,7 +852,7 @@ fn zmscore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                 .map_or(Frame::Null, Frame::Double)
         })
         .collect();
-    ctx.hit(found);
+    ctx.hit_key(key, found);
     Ok(Frame::Array(scores))
 }
 
@@ -932,7 +932,7 @@ fn zcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let (a, b) = zset::score_span(v, &range);
         b - a
     });
-    ctx.hit(n.is_some());
+    ctx.hit_key(key, n.is_some());
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
 }
 
@@ -956,7 +956,7 @@ fn zlexcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
         let (a, b) = zset::lex_span(v, &range);
         b - a
     });
-    ctx.hit(n.is_some());
+    ctx.hit_key(key, n.is_some());
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
 }
 
@@ -1008,7 +1008,7 @@ fn rank_command(ctx: &mut Ctx<'_>, args: &mut Args<'_>, rev: bool) -> Result<Fra
         let len = zset::len(v);
         zset::rank(v, member).map(|(r, s)| (if rev { len - 1 - r } else { r }, s))
     });
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(match (found.flatten(), withscore) {
         (None, false) => Frame::Null,
         (None, true) => Frame::NullArray,
@@ -1518,7 +1518,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     let engine = ctx.engine;
     let proto = ctx.proto();
     let Some(v) = read(ctx, key)? else {
-        ctx.hit(false);
+        ctx.hit_key(key, false);
         return Ok(if count.is_some() {
             Frame::Array(Vec::new())
         } else {
