@@ -477,3 +477,44 @@ def test_key_miss_on_reads_only(server, r):
     finally:
         e.close()
         r.config_set("notify-keyspace-events", "")
+
+
+def test_new_keys(server, r):
+    r.config_set("notify-keyspace-events", "KEAn")
+    e = Events(server)
+    try:
+        r.set("s", "1")
+        r.set("s", "2")
+        r.incr("i")
+        r.append("a", "x")
+        r.setbit("b", 3, 1)
+        r.lpush("l", "x")
+        r.lmove("l", "l2", "LEFT", "RIGHT")
+        r.hset("h", "f", "v")
+        r.sadd("st", "m")
+        r.smove("st", "st2", "m")
+        r.zadd("z", {"m": 1})
+        r.rename("z", "z2")
+        r.set("z3", "x")
+        r.rename("z2", "z3")
+        r.copy("s", "c")
+        r.copy("s", "c", replace=True)
+        r.move("c", 1)
+        r.sunionstore("u", "st2")
+        r.sunionstore("u", "st2")
+        assert e.take() == [
+            "new s", "set s", "set s", "new i", "incrby i", "new a", "append a", "new b",
+            "setbit b", "new l", "lpush l", "new l2", "rpush l2", "lpop l", "del l", "new h",
+            "hset h", "new st", "sadd st", "srem st", "del st", "new st2", "sadd st2", "new z",
+            "zadd z", "new z2", "rename_from z", "rename_to z2", "new z3", "set z3", "new z3",
+            "rename_from z2", "rename_to z3", "new c", "copy_to c", "new c", "copy_to c",
+            "new@1 c", "move_from c", "move_to@1 c", "new u", "sunionstore u", "sunionstore u"]
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        r.set("x", "1", px=10)
+        time.sleep(0.05)
+        r.set("x", "2")
+        assert e.take() == ["new x", "set x", "expire x", "expired x", "new x", "set x"]
+    finally:
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        e.close()
+        r.config_set("notify-keyspace-events", "")

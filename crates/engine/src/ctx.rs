@@ -264,6 +264,8 @@ impl Ctx<'_> {
             // before the event, as in Redis: their `expired` goes first.
             let at = self.effects.len();
             crate::exec::drain_expired(self, at);
+            // So are the keys the command created so far (`new`).
+            crate::notify::publish_created(self, true);
             crate::notify::notify(self.engine, class, event, db, key);
         }
     }

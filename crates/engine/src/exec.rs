@@ -332,6 +332,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         1
     };
     let mut args = Args::new(argv, skip);
+    let track_new = crate::notify::track_created(ctx, spec);
     let result = catch_unwind(AssertUnwindSafe(|| (spec.run)(ctx, &mut args)));
     let reply = match result {
         Ok(Ok(frame)) => frame,
@@ -369,6 +370,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     }
     // Keys that expired on access are deleted; log those before the command.
     drain_expired(ctx, effects_before);
+    if track_new {
+        crate::notify::publish_created(ctx, false);
+    }
     if engine.logging() && changed && spec.flags.contains(Flags::WRITE) {
         let effect = ctx.rewrite.take().unwrap_or_else(|| argv.to_vec());
         ctx.effects.push((ctx.session.db, effect));

@@ -10,8 +10,10 @@
 //!
 //! Cost when off: one relaxed load of the enabled classes per call.
 
+use crate::ctx::Ctx;
 use crate::engine::Engine;
 use crate::pubsub::Kind;
+use crate::spec::CommandSpec;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A class of events, with Redis's bit for it (`notify-keyspace-events`).
@@ -159,6 +161,49 @@ pub fn notify(engine: &Engine, class: Class, event: &str, db: usize, key: &[u8])
         return;
     }
     publish(engine, flags, event, db, key);
+}
+
+/// Before a command runs: while `n` is on, have the tables it holds record
+/// the keys it creates, for `new`. DEBUG is left out: what DEBUG RELOAD
+/// loads is not created by a client, and Redis publishes nothing for it.
+/// Returns whether tracking was started (one atomic load when `n` is off).
+#[inline]
+pub(crate) fn track_created(ctx: &mut Ctx<'_>, spec: &CommandSpec) -> bool {
+    if !ctx.engine.config.ops.notify.enabled(Class::NEW) || spec.name == "DEBUG" {
+        return false;
+    }
+    ctx.guards.for_each(|shard| {
+        for db in 0..shard.databases() {
+            shard.db(db).set_track_created(true);
+        }
+    });
+    true
+}
+
+/// Publish `new` for each key created since the last call, in creation order
+/// per table; unless `keep`, stop tracking (the command is over).
+pub(crate) fn publish_created(ctx: &mut Ctx<'_>, keep: bool) {
+    let engine = ctx.engine;
+    if keep && !engine.config.ops.notify.enabled(Class::NEW) {
+        return;
+    }
+    ctx.guards.for_each(|shard| {
+        for db in 0..shard.databases() {
+            let table = shard.db(db);
+            for key in table.drain_created() {
+                notify(engine, Class::NEW, "new", db, key.as_slice());
+            }
+            if !keep {
+                table.set_track_created(false);
+            }
+        }
+    });
+}
+
+/// The hook for eviction (`maxmemory`), which Keel does not have yet: each key
+/// removed to free memory is to be published here, while its shard is locked.
+pub fn evicted(engine: &Engine, db: usize, key: &[u8]) {
+    notify(engine, Class::EVICTED, "evicted", db, key);
 }
 
 #[cold]

@@ -172,6 +172,9 @@ pub struct Table {
     /// Expired keys read as missing but stay stored (CLIENT PAUSE keeps the
     /// dataset still); set by the executor around one command.
     hold_expired: bool,
+    /// Keys created since the last drain, while the executor asks for them
+    /// (keyspace notifications' `new` event); `None` otherwise.
+    created: Option<Vec<CompactBytes>>,
     /// The unfinished point-in-time snapshot, if any. Boxed so that a table
     /// without one pays a null pointer and one branch per write.
     snapshot: Option<Box<SnapshotState>>,
@@ -316,6 +319,9 @@ impl Table {
                 // The old key expired before this write replaced it, as when
                 // Redis looks the key up first: report it like a read would.
                 self.lazy_expired.push(CompactBytes::new(key));
+                if let Some(created) = self.created.as_mut() {
+                    created.push(CompactBytes::new(key));
+                }
             }
             let old = std::mem::replace(&mut e.value, value);
             e.access_s = access_s;
@@ -341,6 +347,9 @@ impl Table {
 
     /// Put a new entry (its key absent) into the slab and the hash table.
     fn add(&mut self, hash: u64, d: Detached) {
+        if let Some(created) = self.created.as_mut() {
+            created.push(d.entry.key.clone());
+        }
         let slot = self.slab.insert(d.entry);
         if let Some(snap) = self.snapshot.as_deref_mut() {
             if let Some(e) = self.slab.get(slot) {
@@ -417,6 +426,24 @@ impl Table {
     /// removed.
     pub fn set_hold_expired(&mut self, on: bool) {
         self.hold_expired = on;
+    }
+
+    /// Record the keys created from now on (on) or stop recording and forget
+    /// them (off).
+    pub fn set_track_created(&mut self, on: bool) {
+        if on {
+            self.created.get_or_insert_with(Vec::new);
+        } else {
+            self.created = None;
+        }
+    }
+
+    /// Keys created since the last drain, while tracking is on.
+    pub fn drain_created(&mut self) -> Vec<CompactBytes> {
+        self.created
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Keys found expired on access since the last drain.

@@ -801,6 +801,10 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     if !replace && target.contains(dst, now) {
         return Ok(Frame::Integer(0));
     }
+    if replace {
+        // Redis deletes the old destination and adds the copy as a new key.
+        target.remove(dst, now);
+    }
     target.insert(dst, value, expires_at, now);
     // The source is only read: its watchers stay valid.
     ctx.modified(dst_db, dst);
