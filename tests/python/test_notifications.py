@@ -465,6 +465,11 @@ def test_key_miss_on_reads_only(server, r):
         r.set("sg", "v", get=True)
         r.object("encoding", "o")
         r.lcs("l1", "l2")
+        r.zunionstore("zu", ["zm1", "zm2"])
+        r.zrangestore("zr", "zm3", 0, -1)
+        r.hscan("hs")
+        r.zscan("zs")
+        r.sscan("ss")
         # Writes look keys up for writing: no key miss.
         r.lpush("w1", "x")
         r.incr("w2")
@@ -473,7 +478,7 @@ def test_key_miss_on_reads_only(server, r):
         assert e.raw() == [
             ("__keyevent@0__:keymiss", k) for k in [
                 "g", "m1", "m2", "e", "t", "ttl", "len", "h", "l", "s", "z", "z", "d", "c",
-                "to", "gd", "gs", "sg", "l1", "l2"]]
+                "to", "gd", "gs", "sg", "l1", "l2", "zm1", "zm2", "zm3", "hs", "zs", "ss"]]
     finally:
         e.close()
         r.config_set("notify-keyspace-events", "")

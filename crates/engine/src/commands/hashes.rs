@@ -637,7 +637,10 @@ fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // answers an empty scan whatever follows.
     let now = ctx.now_ms();
     match ctx.table(key)?.peek(key, now) {
-        None => return Ok(empty()),
+        None => {
+            ctx.hit_key(key, false);
+            return Ok(empty());
+        }
         Some(e) if HashRef::of(&e.value).is_none() => return Err(CmdError::WrongType),
         Some(_) => {}
     }

@@ -783,9 +783,9 @@ fn zrangestore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     if q.withscores {
         return Err(CmdError::Syntax);
     }
-    let pairs = read(ctx, src)?
-        .map(|v| run_query(v, &q))
-        .unwrap_or_default();
+    let found = read(ctx, src)?.map(|v| run_query(v, &q));
+    ctx.hit_key(src, found.is_some());
+    let pairs = found.unwrap_or_default();
     Ok(Frame::Integer(store_result(
         ctx,
         dst,
@@ -1156,6 +1156,12 @@ impl Aggregate {
 /// members all score 1. Missing keys are empty; other types are WRONGTYPE.
 fn read_input(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Pairs>, CmdError> {
     let now = ctx.now_ms();
+    if !ctx.table(key)?.contains(key, now) {
+        // A missing input counts as a miss, as Redis's read lookup does.
+        ctx.hit_key(key, false);
+        return Ok(None);
+    }
+    ctx.hit(true);
     let Some(e) = ctx.table(key)?.get(key, now) else {
         return Ok(None);
     };
@@ -1626,7 +1632,9 @@ fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let cursor = super::keys::parse_cursor(args.next_arg()?)?;
     // Like Redis, a missing key answers an empty scan before the options
     // are read.
-    if read(ctx, key)?.is_none() {
+    let exists = read(ctx, key)?.is_some();
+    ctx.hit_key(key, exists);
+    if !exists {
         return Ok(super::keys::scan_reply(0, Vec::new()));
     }
     let (count, pattern) = super::keys::parse_scan_options(args)?;
