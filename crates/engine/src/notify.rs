@@ -268,6 +268,114 @@ mod tests {
         );
     }
 
+    use crate::testing::*;
+    use bytes::{Bytes, BytesMut};
+
+    /// A session psubscribed to every keyspace and keyevent channel.
+    fn listener(t: &TestEngine) -> crate::session::Session {
+        let mut s = t.other_session();
+        let pattern = [Bytes::from_static(b"__key*__:*")];
+        t.engine
+            .pubsub
+            .subscribe(&mut s, crate::pubsub::Kind::Pattern, &pattern);
+        s
+    }
+
+    /// The (channel, message) pairs queued for `s`, from RESP2 pmessages.
+    fn messages(s: &crate::session::Session) -> Vec<(String, String)> {
+        let mut out = BytesMut::new();
+        if let Some(feed) = s.push_feed() {
+            feed.take_into(&mut out);
+        }
+        let text = String::from_utf8_lossy(&out).to_string();
+        let parts: Vec<&str> = text.split("\r\n").collect();
+        // *4 $8 pmessage $n pattern $n channel $n message
+        parts
+            .chunks(9)
+            .filter(|c| c.len() == 9)
+            .map(|c| (c[6].to_string(), c[8].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn commands_publish_keyspace_and_keyevent_messages_in_order() {
+        let mut t = TestEngine::new();
+        let s = listener(&t);
+        t.run(&["RPUSH", "l", "a"]);
+        assert!(messages(&s).is_empty(), "nothing while off");
+        t.run(&["CONFIG", "SET", "notify-keyspace-events", "KEl"]);
+        t.run(&["RPUSH", "l", "b"]);
+        t.run(&["SET", "s", "v"]);
+        t.run(&["LPOP", "l", "2"]);
+        let pair = |c: &str, m: &str| (c.to_string(), m.to_string());
+        assert_eq!(
+            messages(&s),
+            vec![
+                pair("__keyspace@0__:l", "rpush"),
+                pair("__keyevent@0__:rpush", "l"),
+                pair("__keyspace@0__:l", "lpop"),
+                pair("__keyevent@0__:lpop", "l"),
+            ],
+            "lists only; the emptied list's `del` is generic"
+        );
+        t.run(&["CONFIG", "SET", "notify-keyspace-events", "Egx"]);
+        t.run(&["SET", "k", "v", "PX", "10"]);
+        t.clock.advance(20);
+        t.run(&["GET", "k"]);
+        assert_eq!(
+            messages(&s),
+            vec![
+                pair("__keyevent@0__:expire", "k"),
+                pair("__keyevent@0__:expired", "k"),
+            ]
+        );
+    }
+
+    #[test]
+    fn active_expiry_publishes_expired() {
+        let mut t = TestEngine::new();
+        let s = listener(&t);
+        t.run(&["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+        t.run(&["SELECT", "3"]);
+        t.run(&["SET", "k", "v", "PX", "10"]);
+        t.clock.advance(20);
+        let mut cursor = crate::expire::ExpireCursor::default();
+        let budget = std::time::Duration::from_secs(1);
+        assert_eq!(
+            crate::expire::active_expire_cycle(&t.engine, &mut cursor, budget),
+            1
+        );
+        assert_eq!(
+            messages(&s),
+            vec![("__keyevent@3__:expired".to_string(), "k".to_string())]
+        );
+    }
+
+    #[test]
+    fn new_is_published_before_the_event_that_created_the_key() {
+        let mut t = TestEngine::new();
+        let s = listener(&t);
+        t.run(&["CONFIG", "SET", "notify-keyspace-events", "Eng$"]);
+        t.run(&["SET", "a", "1"]);
+        t.run(&["SET", "a", "2"]);
+        t.run(&["RENAME", "a", "b"]);
+        let got: Vec<String> = messages(&s)
+            .into_iter()
+            .map(|(c, m)| format!("{} {m}", c.trim_start_matches("__keyevent@0__:")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "new a",
+                "set a",
+                "set a",
+                "new b",
+                "rename_from a",
+                "rename_to b"
+            ]
+        );
+    }
+
     #[test]
     fn enabled_checks_the_class() {
         let n = Notifications::default();

@@ -965,6 +965,30 @@ mod tests {
     }
 
     #[test]
+    fn overwriting_an_expired_key_records_its_expiry_and_creation() {
+        let mut t = Table::default();
+        t.insert(b"k", s("v"), 1000, 0);
+        t.set_track_created(true);
+        t.insert(b"k", s("w"), 0, 500);
+        assert!(t.drain_created().is_empty(), "a live key is overwritten");
+        t.insert(b"k", s("x"), 1000, 600);
+        t.insert(b"k", s("y"), 0, 1000);
+        assert_eq!(
+            t.drain_lazy_expired().collect::<Vec<_>>(),
+            vec![CompactBytes::new(b"k")]
+        );
+        t.insert(b"n", s("v"), 0, 1000);
+        assert_eq!(
+            t.drain_created(),
+            vec![CompactBytes::new(b"k"), CompactBytes::new(b"n")]
+        );
+        t.set_track_created(false);
+        t.insert(b"m", s("v"), 0, 1000);
+        t.set_track_created(true);
+        assert!(t.drain_created().is_empty(), "nothing recorded while off");
+    }
+
+    #[test]
     fn held_expired_keys_read_missing_and_stay() {
         let mut t = Table::default();
         t.insert(b"k", s("v"), 1000, 0);
