@@ -418,22 +418,18 @@ pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
     let engine = ctx.engine;
     let mut expired = 0u64;
     let sink = engine.logging();
-    let notify = engine
-        .config
-        .ops
-        .notify
-        .enabled(crate::notify::Class::EXPIRED);
     let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
     ctx.guards.for_each(|shard| {
         for db in 0..shard.databases() {
             let t = shard.db(db);
             if t.has_lazy_expired() {
+                let class = crate::notify::Class::EXPIRED;
+                let notify = engine.config.ops.notify.enabled(class);
                 for k in t.drain_lazy_expired() {
                     expired += 1;
                     // Redis treats a watched key that expired as modified.
                     engine.watches.touch(db, k.as_slice());
                     if notify {
-                        let class = crate::notify::Class::EXPIRED;
                         crate::notify::notify(engine, class, "expired", db, k.as_slice());
                     }
                     if sink {
