@@ -135,7 +135,7 @@ def test_generic(r, ev):
     r.unlink("a")
     r.set("a", "1")
     r.expire("a", 100)
-    r.expire("a", 100, gt=True)  # Not longer: no change, no event.
+    r.expire("a", 50, gt=True)  # Not later: no change, no event.
     r.pexpire("a", 200000)
     r.expireat("a", int(time.time()) + 1000)
     r.persist("a")
