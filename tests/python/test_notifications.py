@@ -267,18 +267,30 @@ def test_blocking_list_pops(server, r, ev):
     assert ev.take() == ["rpush l", "lpop l", "rpop l", "del l", "rpush l", "lpush m",
                          "rpop l", "del l", "lpush l", "rpop m", "del m", "rpop l", "del l"]
     # A client served while blocked publishes its pop after the push that woke it.
+    served_while_blocked(server, r, ["BLPOP", "q", 5], lambda: r.rpush("q", "x"))
+    assert ev.take() == ["rpush q", "lpop q", "del q"]
+    served_while_blocked(server, r, ["BLMOVE", "q", "d", "LEFT", "RIGHT", 5],
+                         lambda: r.rpush("q", "x", "y"))
+    assert ev.take() == ["rpush q", "rpush d", "lpop q"]
+    served_while_blocked(server, r, ["BZPOPMIN", "z", 5], lambda: r.zadd("z", {"m": 1}))
+    assert ev.take() == ["zadd z", "zpopmin z", "del z"]
+
+
+def served_while_blocked(server, r, command, wake):
+    """Run `command` on a client of its own, wait until it blocks, `wake()` it, and
+    return its reply."""
     waiter = server.client()
-    waiter_conn = waiter.connection_pool.get_connection("BLPOP")
-    waiter_conn.send_command("BLPOP", "q", 5)
+    conn = waiter.connection_pool.get_connection(command[0])
+    conn.send_command(*command)
     deadline = time.time() + 5
-    while r.execute_command("CLIENT", "LIST").count("cmd=blpop") == 0:
+    while r.execute_command("CLIENT", "LIST").count(f"cmd={command[0].lower()}") == 0:
         assert time.time() < deadline
         time.sleep(0.01)
-    r.rpush("q", "x")
-    assert waiter_conn.read_response() == ["q", "x"]
-    waiter.connection_pool.release(waiter_conn)
+    wake()
+    reply = conn.read_response()
+    waiter.connection_pool.release(conn)
     waiter.close()
-    assert ev.take() == ["rpush q", "lpop q", "del q"]
+    return reply
 
 
 def test_hashes(r, ev):
