@@ -89,7 +89,6 @@ const MAXMEMORY: &str = "maxmemory and eviction";
 const REPLICATION: &str = "replication";
 const ACL: &str = "ACL";
 const TLS: &str = "TLS";
-const NOTIFY: &str = "keyspace notifications";
 const CLUSTER: &str = "cluster";
 const DEFRAG: &str = "active defragmentation";
 const STREAMS: &str = "streams";
@@ -418,8 +417,8 @@ pub static DIRECTIVES: &[Directive] = &[
         Kind::Enum(&["allchannels", "resetchannels"]),
         true,
     ),
-    // Keyspace notifications, scripting, data types and caching not built yet.
-    later(NOTIFY, "notify-keyspace-events", "", Kind::Special, true),
+    d("notify-keyspace-events", "", Kind::Special, true),
+    // Scripting, data types and caching not built yet.
     d("busy-reply-threshold", "5000", int(0, I64), true),
     later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
     later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
@@ -756,6 +755,7 @@ fn canonical(dir: &Directive, words: &[&str], current: &str) -> Result<String, C
 }
 
 fn canonical_special(name: &str, words: &[&str], current: &str) -> Result<String, ConfigError> {
+    let raw = words;
     let words: Vec<&str> = words.iter().flat_map(|w| w.split_whitespace()).collect();
     match name {
         "save" => canonical_save(&words),
@@ -777,16 +777,7 @@ fn canonical_special(name: &str, words: &[&str], current: &str) -> Result<String
             }
             Ok(out.join(" "))
         }
-        "notify-keyspace-events" => {
-            let flags = words.concat();
-            if flags.chars().any(|c| !"Ag$lshzxeKEtmdn".contains(c)) {
-                return Err(ConfigError::Unsupported(
-                    "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
-                ));
-            }
-            // Any class at all asks for notifications: refused by `canonical`.
-            Ok(flags)
-        }
+        "notify-keyspace-events" => Ok(crate::notify::flags_to_string(notify_flags(raw)?)),
         "replicaof" => match words.as_slice() {
             [] => Ok(String::new()),
             [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
@@ -797,6 +788,15 @@ fn canonical_special(name: &str, words: &[&str], current: &str) -> Result<String
         },
         _ => Ok(words.join(" ")),
     }
+}
+
+/// The classes a `notify-keyspace-events` value names: one word, each
+/// character a class (a space is refused like any other character).
+fn notify_flags(words: &[&str]) -> Result<u32, ConfigError> {
+    let [word] = words else {
+        return Err(ConfigError::WrongArgs);
+    };
+    crate::notify::parse_flags(word).ok_or(ConfigError::Unsupported(crate::notify::INVALID_CLASS))
 }
 
 /// `save` takes pairs of <seconds> <changes>: seconds >= 1, changes >= 0.
@@ -1069,6 +1069,10 @@ impl Config {
             return Err(ConfigError::WrongArgs);
         }
         let v = canonical(dir, words, &self.get(dir.name))?;
+        if dir.name == "notify-keyspace-events" {
+            // The bits as parsed: `An` keeps `n` though CONFIG GET shows `A`.
+            self.ops.notify.set(notify_flags(words)?);
+        }
         self.values.write().insert(dir.name, v);
         self.refresh_hot();
         Ok(())
@@ -1480,7 +1484,6 @@ mod table_tests {
             ("appendonly", "no"),
             ("maxmemory", "0"),
             ("maxmemory", "0mb"),
-            ("notify-keyspace-events", ""),
             ("maxmemory-policy", "NOEVICTION"),
             ("maxmemory-clients", "0%"),
             ("tls-port", "0"),
@@ -1490,7 +1493,6 @@ mod table_tests {
         for (name, bad, feature) in [
             ("maxmemory", "1gb", MAXMEMORY),
             ("maxmemory-clients", "10%", MAXMEMORY),
-            ("notify-keyspace-events", "KEA", NOTIFY),
             ("tls-port", "6380", TLS),
             ("activedefrag", "yes", DEFRAG),
         ] {
@@ -1917,6 +1919,10 @@ pub struct OpsHot {
     pub percentiles: RwLock<Vec<f64>>,
     /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
     pub busy_reply_ms: AtomicI64,
+    /// The classes of `notify-keyspace-events`.
+    pub notify: crate::notify::Notifications,
+    /// DEBUG SET-ACTIVE-EXPIRE 0: the active expiry cycle does not run.
+    pub active_expire_off: std::sync::atomic::AtomicBool,
 }
 
 impl Config {

@@ -226,6 +226,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// [`Ctx::hit`] for a read of `key`; a miss also publishes `keymiss`
+    /// (class `m`), as Redis's read lookups do.
+    pub fn hit_key(&mut self, key: &[u8], found: bool) {
+        self.hit(found);
+        if !found {
+            self.notify(crate::notify::Class::KEY_MISS, "keymiss", key);
+        }
+    }
+
     pub fn random(&self) -> u64 {
         self.engine.rng.next_u64()
     }
@@ -238,6 +247,29 @@ impl<'a> Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Publish the keyspace event `event` of `class` for `key` in the selected
+    /// database (see [`crate::notify`]); nothing but one atomic load when the
+    /// class is off.
+    #[inline]
+    pub fn notify(&mut self, class: crate::notify::Class, event: &str, key: &[u8]) {
+        let db = self.session.db;
+        self.notify_db(class, event, db, key);
+    }
+
+    /// [`Ctx::notify`] for a key of database `db` (MOVE, COPY ... DB).
+    #[inline]
+    pub fn notify_db(&mut self, class: crate::notify::Class, event: &str, db: usize, key: &[u8]) {
+        if self.engine.config.ops.notify.enabled(class) {
+            // Keys found expired while looking this one up were removed
+            // before the event, as in Redis: their `expired` goes first.
+            let at = self.effects.len();
+            crate::exec::drain_expired(self, at);
+            // So are the keys the command created so far (`new`).
+            crate::notify::publish_created(self, true);
+            crate::notify::notify(self.engine, class, event, db, key);
+        }
+    }
+
     /// A write made `key` in `db` non-empty: serve the clients blocked on it
     /// once this command finishes. Writes of declared keys are already marked by
     /// the executor; this is for keys a command reaches otherwise.

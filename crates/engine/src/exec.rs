@@ -332,6 +332,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         1
     };
     let mut args = Args::new(argv, skip);
+    let track_new = crate::notify::track_created(ctx, spec);
     let result = catch_unwind(AssertUnwindSafe(|| (spec.run)(ctx, &mut args)));
     let reply = match result {
         Ok(Ok(frame)) => frame,
@@ -368,46 +369,13 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         }
     }
     // Keys that expired on access are deleted; log those before the command.
-    let mut expired = 0u64;
-    let sink = engine.logging();
-    let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
-    ctx.guards.for_each(|shard| {
-        for db in 0..shard.databases() {
-            let t = shard.db(db);
-            if t.has_lazy_expired() {
-                for k in t.drain_lazy_expired() {
-                    expired += 1;
-                    // Redis treats a watched key that expired as modified.
-                    engine.watches.touch(db, k.as_slice());
-                    if sink {
-                        lazy.push((
-                            db,
-                            vec![
-                                Bytes::from_static(b"DEL"),
-                                Bytes::copy_from_slice(k.as_slice()),
-                            ],
-                        ));
-                    }
-                }
-            }
-        }
-    });
-    if expired > 0 {
-        engine
-            .stats
-            .expired_keys
-            .fetch_add(expired, Ordering::Relaxed);
+    drain_expired(ctx, effects_before);
+    if track_new {
+        crate::notify::publish_created(ctx, false);
     }
-    if sink {
-        // The expirations happened while this command ran: after everything
-        // logged before it (earlier commands of a transaction), before its own
-        // effects.
-        let at = effects_before.min(ctx.effects.len());
-        ctx.effects.splice(at..at, lazy);
-        if changed && spec.flags.contains(Flags::WRITE) {
-            let effect = ctx.rewrite.take().unwrap_or_else(|| argv.to_vec());
-            ctx.effects.push((ctx.session.db, effect));
-        }
+    if engine.logging() && changed && spec.flags.contains(Flags::WRITE) {
+        let effect = ctx.rewrite.take().unwrap_or_else(|| argv.to_vec());
+        ctx.effects.push((ctx.session.db, effect));
     }
     let end = crate::cycles::now();
     ctx.tick.last = end;
@@ -440,6 +408,53 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     });
     crate::slowlog::after_command(ctx, spec, argv, usec);
     reply
+}
+
+/// Account for the keys the command's tables found expired on access since
+/// the last call: count them, invalidate their WATCHes, log each as `DEL` at
+/// effect position `at` (they expired while this command ran: after anything
+/// logged before it, before its own effects) and publish `expired`.
+pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
+    let engine = ctx.engine;
+    let mut expired = 0u64;
+    let sink = engine.logging();
+    let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
+    ctx.guards.for_each(|shard| {
+        for db in 0..shard.databases() {
+            let t = shard.db(db);
+            if t.has_lazy_expired() {
+                let class = crate::notify::Class::EXPIRED;
+                let notify = engine.config.ops.notify.enabled(class);
+                for k in t.drain_lazy_expired() {
+                    expired += 1;
+                    // Redis treats a watched key that expired as modified.
+                    engine.watches.touch(db, k.as_slice());
+                    if notify {
+                        crate::notify::notify(engine, class, "expired", db, k.as_slice());
+                    }
+                    if sink {
+                        lazy.push((
+                            db,
+                            vec![
+                                Bytes::from_static(b"DEL"),
+                                Bytes::copy_from_slice(k.as_slice()),
+                            ],
+                        ));
+                    }
+                }
+            }
+        }
+    });
+    if expired > 0 {
+        engine
+            .stats
+            .expired_keys
+            .fetch_add(expired, Ordering::Relaxed);
+    }
+    if !lazy.is_empty() {
+        let at = at.min(ctx.effects.len());
+        ctx.effects.splice(at..at, lazy);
+    }
 }
 
 /// Redis's refusal of writes after a failed background save.

@@ -37,6 +37,9 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
     if engine.pause.holds_expiry(engine.now_ms()) {
         return 0;
     }
+    if engine.config.ops.active_expire_off.load(Ordering::Relaxed) {
+        return 0;
+    }
     let start = Instant::now();
     let shards = engine.keyspace.shard_count();
     let mut removed = 0usize;
@@ -56,6 +59,8 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
                     let mut dels = Vec::new();
                     for k in &keys {
                         engine.watches.touch(db, k.as_slice());
+                        let class = crate::notify::Class::EXPIRED;
+                        crate::notify::notify(engine, class, "expired", db, k.as_slice());
                         if logging {
                             dels.push((
                                 db,

@@ -18,6 +18,7 @@ pub mod keyspec;
 mod keyspecs;
 pub mod latency;
 pub mod monitor;
+pub mod notify;
 pub mod outbuf;
 pub mod pause;
 pub mod persistence;

@@ -294,7 +294,7 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
     )
     .expect("write conf");
     let (code, out) = launch(
-        &[&conf.to_string_lossy(), "--notify-keyspace-events", "KEA"],
+        &[&conf.to_string_lossy(), "--notify-keyspace-events", "KEQ"],
         &dir,
     );
     assert_eq!(code, 1, "{out}");
@@ -309,7 +309,7 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
             inc.display()
         ),
         "at line 4\n>>> 'tls-port 6380'\n'tls-port 6380' needs TLS".to_string(),
-        "(command line), at line 1\n>>> 'notify-keyspace-events KEA'\n'notify-keyspace-events KEA' needs keyspace notifications"
+        "(command line), at line 1\n>>> 'notify-keyspace-events KEQ'\nInvalid event class character. Use 'Ag$lshzxeKEtmdn'."
             .to_string(),
     ] {
         assert!(out.contains(&want), "missing {want:?} in:\n{out}");

@@ -172,6 +172,9 @@ pub struct Table {
     /// Expired keys read as missing but stay stored (CLIENT PAUSE keeps the
     /// dataset still); set by the executor around one command.
     hold_expired: bool,
+    /// Keys created since the last drain, while the executor asks for them
+    /// (keyspace notifications' `new` event); `None` otherwise.
+    created: Option<Vec<CompactBytes>>,
     /// The unfinished point-in-time snapshot, if any. Boxed so that a table
     /// without one pays a null pointer and one branch per write.
     snapshot: Option<Box<SnapshotState>>,
@@ -312,6 +315,14 @@ impl Table {
             keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
             let e = self.slab.get_mut(slot)?;
             let was_expired = self.deadlines.expired(e, now_ms);
+            if was_expired && !self.hold_expired {
+                // The old key expired before this write replaced it, as when
+                // Redis looks the key up first: report it like a read would.
+                self.lazy_expired.push(CompactBytes::new(key));
+                if let Some(created) = self.created.as_mut() {
+                    created.push(CompactBytes::new(key));
+                }
+            }
             let old = std::mem::replace(&mut e.value, value);
             e.access_s = access_s;
             if self.deadlines.of(e) != expires_at_ms {
@@ -336,6 +347,9 @@ impl Table {
 
     /// Put a new entry (its key absent) into the slab and the hash table.
     fn add(&mut self, hash: u64, d: Detached) {
+        if let Some(created) = self.created.as_mut() {
+            created.push(d.entry.key.clone());
+        }
         let slot = self.slab.insert(d.entry);
         if let Some(snap) = self.snapshot.as_deref_mut() {
             if let Some(e) = self.slab.get(slot) {
@@ -412,6 +426,24 @@ impl Table {
     /// removed.
     pub fn set_hold_expired(&mut self, on: bool) {
         self.hold_expired = on;
+    }
+
+    /// Record the keys created from now on (on) or stop recording and forget
+    /// them (off).
+    pub fn set_track_created(&mut self, on: bool) {
+        if on {
+            self.created.get_or_insert_with(Vec::new);
+        } else {
+            self.created = None;
+        }
+    }
+
+    /// Keys created since the last drain, while tracking is on.
+    pub fn drain_created(&mut self) -> Vec<CompactBytes> {
+        self.created
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Keys found expired on access since the last drain.
@@ -930,6 +962,30 @@ mod tests {
             t.drain_lazy_expired().collect::<Vec<_>>(),
             vec![CompactBytes::new(b"k")]
         );
+    }
+
+    #[test]
+    fn overwriting_an_expired_key_records_its_expiry_and_creation() {
+        let mut t = Table::default();
+        t.insert(b"k", s("v"), 1000, 0);
+        t.set_track_created(true);
+        t.insert(b"k", s("w"), 0, 500);
+        assert!(t.drain_created().is_empty(), "a live key is overwritten");
+        t.insert(b"k", s("x"), 1000, 600);
+        t.insert(b"k", s("y"), 0, 1000);
+        assert_eq!(
+            t.drain_lazy_expired().collect::<Vec<_>>(),
+            vec![CompactBytes::new(b"k")]
+        );
+        t.insert(b"n", s("v"), 0, 1000);
+        assert_eq!(
+            t.drain_created(),
+            vec![CompactBytes::new(b"k"), CompactBytes::new(b"n")]
+        );
+        t.set_track_created(false);
+        t.insert(b"m", s("v"), 0, 1000);
+        t.set_track_created(true);
+        assert!(t.drain_created().is_empty(), "nothing recorded while off");
     }
 
     #[test]

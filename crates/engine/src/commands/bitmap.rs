@@ -7,6 +7,7 @@ use crate::args::{is, Args};
 use crate::commands::strings::{read_str, str_buf_mut, write_len};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -59,7 +60,7 @@ pub(crate) fn with_str<R>(
     f: impl FnOnce(&[u8]) -> R,
 ) -> Result<Option<R>, CmdError> {
     let found = read_str(ctx, key)?.map(f);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found)
 }
 
@@ -115,6 +116,7 @@ fn setbit(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // logged), unless the string had to be created or grown for it.
     if grew || old != on {
         ctx.dirty(1);
+        ctx.notify(Class::STRING, "setbit", key);
     }
     Ok(Frame::Integer(i64::from(old)))
 }
@@ -295,6 +297,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         // An empty result deletes the destination, as Redis does.
         if table.remove(dest, now).is_some() {
             ctx.dirty(1);
+            ctx.notify(Class::GENERIC, "del", dest);
         }
     } else {
         table.insert(
@@ -304,6 +307,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             now,
         );
         ctx.dirty(1);
+        ctx.notify(Class::STRING, "set", dest);
     }
     Ok(Frame::Integer(len as i64))
 }
@@ -445,6 +449,9 @@ fn bitfield_generic(
         replies.push(Frame::Integer(if reply_new { new } else { old }));
     }
     ctx.dirty(changes);
+    if changes > 0 {
+        ctx.notify(Class::STRING, "setbit", key);
+    }
     Ok(Frame::Array(replies))
 }
 

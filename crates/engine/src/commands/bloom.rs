@@ -482,7 +482,7 @@ fn exists_each(ctx: &mut Ctx<'_>, key: &[u8], items: &[Bytes]) -> Result<Vec<boo
         Ok(None) | Err(CmdError::WrongType) => None,
         Err(e) => return Err(e),
     };
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.unwrap_or_else(|| vec![false; items.len()]))
 }
 
@@ -613,7 +613,7 @@ pub(crate) const BF_CARD: CommandSpec = CommandSpec {
 fn bf_card(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let card = read_chain(ctx, key)?.map(Chain::card);
-    ctx.hit(card.is_some());
+    ctx.hit_key(key, card.is_some());
     Ok(Frame::Integer(
         i64::try_from(card.unwrap_or(0)).unwrap_or(i64::MAX),
     ))

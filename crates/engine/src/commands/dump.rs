@@ -4,6 +4,7 @@
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_persist::rdb::{dump_payload_with, parse_payload, to_store_value};
@@ -33,7 +34,7 @@ fn dump(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         .table(key)?
         .get(key, now)
         .map(|e| dump_payload_with(&e.value, compress, limits.list_size));
-    ctx.hit(payload.is_some());
+    ctx.hit_key(key, payload.is_some());
     Ok(match payload {
         Some(p) => Frame::Bulk(Bytes::from(p)),
         None => Frame::Null,
@@ -115,6 +116,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         // Already expired: the key is not created, and one it replaced is gone.
         if deleted {
             ctx.dirty(1);
+            ctx.notify(Class::GENERIC, "del", key);
             ctx.rewrite(vec![Bytes::from_static(b"DEL"), key.clone()]);
         }
         return Ok(Frame::ok());
@@ -126,6 +128,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         }
     }
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "restore", key);
     if at != 0 && !absttl {
         let mut argv = args.argv().to_vec();
         if let Some(t) = argv.get_mut(2) {

@@ -5,6 +5,7 @@ use crate::args::{is, parse_i64, Args};
 use crate::commands::keys::parse_cursor;
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -55,7 +56,7 @@ fn read_hash<R>(
         Ok(Some(v)) => (true, Ok(f(HashRef::of(v)))),
         Err(e) => (true, Err(e)),
     };
-    ctx.hit(found);
+    ctx.hit_key(key, found);
     out
 }
 
@@ -107,6 +108,7 @@ fn set_pairs(ctx: &mut Ctx<'_>, key: &[u8], pairs: &[Bytes]) -> Result<i64, CmdE
             .count())
     })?;
     ctx.dirty((pairs.len() / 2) as u64);
+    ctx.notify(Class::HASH, "hset", key);
     Ok(added as i64)
 }
 
@@ -173,6 +175,7 @@ fn hsetnx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     })?;
     if set {
         ctx.dirty(1);
+        ctx.notify(Class::HASH, "hset", key);
     }
     Ok(Frame::Integer(i64::from(set)))
 }
@@ -399,6 +402,12 @@ fn hdel(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Ok(fields.iter().filter(|f| h.remove(f)).count())
     })?;
     ctx.dirty(removed as u64);
+    if removed > 0 {
+        ctx.notify(Class::HASH, "hdel", key);
+        if !ctx.table(key)?.contains(key, now) {
+            ctx.notify(Class::GENERIC, "del", key);
+        }
+    }
     Ok(Frame::Integer(removed as i64))
 }
 
@@ -432,6 +441,7 @@ fn hincrby(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Ok(sum)
     })?;
     ctx.dirty(1);
+    ctx.notify(Class::HASH, "hincrby", key);
     Ok(Frame::Integer(result))
 }
 
@@ -473,6 +483,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
         Ok(Bytes::from(sum))
     })?;
     ctx.dirty(1);
+    ctx.notify(Class::HASH, "hincrbyfloat", key);
     // Replayed as the value it produced, so replicas never redo float maths.
     ctx.rewrite(vec![
         Bytes::from_static(b"HSET"),
@@ -626,7 +637,10 @@ fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // answers an empty scan whatever follows.
     let now = ctx.now_ms();
     match ctx.table(key)?.peek(key, now) {
-        None => return Ok(empty()),
+        None => {
+            ctx.hit_key(key, false);
+            return Ok(empty());
+        }
         Some(e) if HashRef::of(&e.value).is_none() => return Err(CmdError::WrongType),
         Some(_) => {}
     }

@@ -5,6 +5,7 @@
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -50,6 +51,7 @@ fn delete_keys(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     for key in args.rest() {
         if ctx.table(key)?.remove(key, now).is_some() {
             n += 1;
+            ctx.notify(Class::GENERIC, "del", key);
         }
     }
     ctx.dirty(n);
@@ -110,7 +112,7 @@ fn exists(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut n = 0i64;
     for key in args.rest() {
         let found = ctx.table(key)?.contains(key, now);
-        ctx.hit(found);
+        ctx.hit_key(key, found);
         n += i64::from(found);
     }
     Ok(Frame::Integer(n))
@@ -136,7 +138,7 @@ fn type_of(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         .table(key)?
         .peek(key, now)
         .map(|e| e.value.value_type().name());
-    ctx.hit(name.is_some());
+    ctx.hit_key(key, name.is_some());
     Ok(Frame::simple(name.unwrap_or("none")))
 }
 
@@ -158,7 +160,7 @@ fn touch(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut n = 0i64;
     for key in args.rest() {
         let found = ctx.table(key)?.get(key, now).is_some();
-        ctx.hit(found);
+        ctx.hit_key(key, found);
         n += i64::from(found);
     }
     Ok(Frame::Integer(n))
@@ -296,10 +298,12 @@ fn set_expiry(
     if when <= now as i64 {
         table.remove(key, now);
         ctx.dirty(1);
+        ctx.notify(Class::GENERIC, "del", key);
         ctx.rewrite(vec![Bytes::from_static(b"DEL"), key.clone()]);
     } else {
         table.set_expire(key, when as u64, now);
         ctx.dirty(1);
+        ctx.notify(Class::GENERIC, "expire", key);
         ctx.rewrite(vec![
             Bytes::from_static(b"PEXPIREAT"),
             key.clone(),
@@ -315,7 +319,7 @@ fn expiry_of(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Result<Option<u64
     let key = args.next_key()?;
     let now = ctx.now_ms();
     let found = ctx.table(key)?.expiry(key, now);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.ok_or(-2))
 }
 
@@ -440,6 +444,7 @@ fn persist(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     table.set_expire(key, 0, now);
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "persist", key);
     Ok(Frame::Integer(1))
 }
 
@@ -682,6 +687,8 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, nx: bool) -> Result<Fr
     };
     ctx.table(dst)?.put_entry_as(entry, dst, now);
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "rename_from", src);
+    ctx.notify(Class::GENERIC, "rename_to", dst);
     Ok(done(true))
 }
 
@@ -786,7 +793,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let table = ctx.table(src)?;
     let expires_at = table.expiry(src, now).flatten().unwrap_or(0);
     let found = table.get(src, now).map(|e| (e.value.clone(), expires_at));
-    ctx.hit(found.is_some());
+    ctx.hit_key(src, found.is_some());
     let Some((value, expires_at)) = found else {
         return Ok(Frame::Integer(0));
     };
@@ -794,10 +801,15 @@ fn copy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     if !replace && target.contains(dst, now) {
         return Ok(Frame::Integer(0));
     }
+    if replace {
+        // Redis deletes the old destination and adds the copy as a new key.
+        target.remove(dst, now);
+    }
     target.insert(dst, value, expires_at, now);
     // The source is only read: its watchers stay valid.
     ctx.modified(dst_db, dst);
     ctx.dirty(1);
+    ctx.notify_db(Class::GENERIC, "copy_to", dst_db, dst);
     Ok(Frame::Integer(1))
 }
 
@@ -832,6 +844,8 @@ fn move_key(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     ctx.modified(src_db, key);
     ctx.modified(dst_db, key);
     ctx.dirty(1);
+    ctx.notify_db(Class::GENERIC, "move_from", src_db, key);
+    ctx.notify_db(Class::GENERIC, "move_to", dst_db, key);
     Ok(Frame::Integer(1))
 }
 

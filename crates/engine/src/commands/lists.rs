@@ -9,6 +9,7 @@
 use crate::args::{parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -36,7 +37,7 @@ fn read_list<R>(
     f: impl FnOnce(&Value) -> R,
 ) -> Result<Option<R>, CmdError> {
     let out = ctx.read_value(key, keel_store::ValueType::List)?.map(f);
-    ctx.hit(out.is_some());
+    ctx.hit_key(key, out.is_some());
     Ok(out)
 }
 
@@ -59,8 +60,9 @@ pub(crate) fn check_list(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> 
     list_mut(ctx, key).map(|_| ())
 }
 
-/// Delete `key` if its list is now empty.
-fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> {
+/// Delete `key` if its list is now empty; whether it did. The caller
+/// publishes `del` after its own event (see [`notify_del`]).
+fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, CmdError> {
     let now = ctx.now_ms();
     let table = ctx.table(key)?;
     if table
@@ -68,8 +70,32 @@ fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> {
         .is_some_and(|e| list::is_list(&e.value) && list::is_empty(&e.value))
     {
         table.remove(key, now);
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Publish `del` for a key a command emptied (after the command's own event).
+fn notify_del(ctx: &mut Ctx<'_>, key: &[u8], deleted: bool) {
+    if deleted {
+        ctx.notify(Class::GENERIC, "del", key);
+    }
+}
+
+/// The event of a pop from `end`.
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpop",
+        End::Right => "rpop",
+    }
+}
+
+/// The event of a push at `end`.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpush",
+        End::Right => "rpush",
+    }
 }
 
 /// Push `elems` at `end` of the list at `key`, creating it when missing
@@ -99,6 +125,7 @@ pub(crate) fn push_to<B: AsRef<[u8]>>(
         }
     };
     ctx.dirty(elems.len() as u64);
+    ctx.notify(Class::LIST, push_event(end), key);
     Ok(Some(n))
 }
 
@@ -114,8 +141,12 @@ pub(crate) fn pop_from(
         return Ok(None);
     };
     let popped = list::pop_many(v, end, count);
-    drop_if_empty(ctx, key)?;
+    let deleted = drop_if_empty(ctx, key)?;
     ctx.dirty(popped.len() as u64);
+    if !popped.is_empty() {
+        ctx.notify(Class::LIST, pop_event(end), key);
+    }
+    notify_del(ctx, key, deleted);
     Ok(Some(popped))
 }
 
@@ -144,9 +175,14 @@ pub(crate) fn move_element(
         // A rotation: the key never empties, so it keeps its expiry.
         list::push(v, to, &[&elem], &limits);
         ctx.dirty(1);
+        // Redis publishes the push, then the pop, even for a rotation.
+        ctx.notify(Class::LIST, push_event(to), dst);
+        ctx.notify(Class::LIST, pop_event(from), src);
     } else {
-        drop_if_empty(ctx, src)?;
+        let deleted = drop_if_empty(ctx, src)?;
         push_to(ctx, dst, to, &[&elem], false)?;
+        ctx.notify(Class::LIST, pop_event(from), src);
+        notify_del(ctx, src, deleted);
     }
     Ok(Some(elem))
 }
@@ -463,6 +499,7 @@ fn lset(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Err(CmdError::err("index out of range"));
     }
     ctx.dirty(1);
+    ctx.notify(Class::LIST, "lset", key);
     Ok(Frame::ok())
 }
 
@@ -498,6 +535,7 @@ fn linsert(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     match list::insert(v, pivot, after, elem, &limits) {
         Some(n) => {
             ctx.dirty(1);
+            ctx.notify(Class::LIST, "linsert", key);
             Ok(Frame::Integer(n as i64))
         }
         None => Ok(Frame::Integer(-1)),
@@ -526,8 +564,10 @@ fn lrem(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     };
     let removed = list::remove(v, count, elem);
     if removed > 0 {
-        drop_if_empty(ctx, key)?;
+        let deleted = drop_if_empty(ctx, key)?;
         ctx.dirty(removed as u64);
+        ctx.notify(Class::LIST, "lrem", key);
+        notify_del(ctx, key, deleted);
     }
     Ok(Frame::Integer(removed as i64))
 }
@@ -554,8 +594,11 @@ fn ltrim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let before = list::len(v);
         list::trim(v, start, stop);
         let removed = before - list::len(v);
-        drop_if_empty(ctx, key)?;
+        let deleted = drop_if_empty(ctx, key)?;
         ctx.dirty(removed as u64);
+        // Redis publishes `ltrim` even when nothing was trimmed.
+        ctx.notify(Class::LIST, "ltrim", key);
+        notify_del(ctx, key, deleted);
     }
     Ok(Frame::ok())
 }

@@ -1270,6 +1270,8 @@ fn debug(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             "    the server with an exception. When MERGE is used, conflicting keys will be",
             "    loaded (the key in the loaded RDB file will win). When NOSAVE is used, the",
             "    server will not save the current dataset in the RDB file before loading.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Stop or restart the active expiry cycle; keys then expire only when read.",
             "SLEEP <seconds>",
             "    Hold the keyspace for <seconds> (fractions allowed) before replying.",
             "HELP",
@@ -1280,6 +1282,12 @@ fn debug(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         if secs > 0.0 && secs.is_finite() {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
         }
+        Ok(Frame::ok())
+    } else if is(sub, "SET-ACTIVE-EXPIRE") && argc == 3 {
+        // Redis reads the flag with atoi: anything but a number is 0 (off).
+        let on = keel_store::num::parse_i64(args.next_arg()?).unwrap_or(0) != 0;
+        let ops = &ctx.engine.config.ops;
+        ops.active_expire_off.store(!on, Ordering::Relaxed);
         Ok(Frame::ok())
     } else if is(sub, "POPULATE") && (3..=5).contains(&argc) {
         populate(ctx, args)

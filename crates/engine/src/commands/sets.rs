@@ -7,6 +7,7 @@ use crate::args::{is, Args};
 use crate::commands::keys::parse_cursor;
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -50,7 +51,7 @@ fn read_set_counted<R>(
     f: impl FnOnce(&Value) -> R,
 ) -> Result<Option<R>, CmdError> {
     let out = read_set(ctx, key)?.map(f);
-    ctx.hit(out.is_some());
+    ctx.hit_key(key, out.is_some());
     Ok(out)
 }
 
@@ -64,13 +65,21 @@ fn write_set<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t mut Valu
     }
 }
 
-/// Delete `key` if its set was emptied, as Redis never keeps empty sets.
+/// Delete `key` if its set was emptied, as Redis never keeps empty sets. The
+/// caller publishes `del` after its own event (see [`notify_del`]).
 fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8], empty: bool) -> Result<(), CmdError> {
     if empty {
         let now = ctx.now_ms();
         ctx.table(key)?.remove(key, now);
     }
     Ok(())
+}
+
+/// Publish `del` for a key the command emptied.
+fn notify_del(ctx: &mut Ctx<'_>, key: &[u8], emptied: bool) {
+    if emptied {
+        ctx.notify(Class::GENERIC, "del", key);
+    }
 }
 
 fn bulks(members: Vec<Vec<u8>>) -> Vec<Frame> {
@@ -119,6 +128,9 @@ fn sadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         }
     };
     ctx.dirty(added as u64);
+    if added > 0 {
+        ctx.notify(Class::SET, "sadd", key);
+    }
     Ok(Frame::Integer(added as i64))
 }
 
@@ -153,6 +165,10 @@ fn srem(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let empty = set.set_len() == 0;
     drop_if_empty(ctx, key, empty)?;
     ctx.dirty(removed);
+    if removed > 0 {
+        ctx.notify(Class::SET, "srem", key);
+        notify_del(ctx, key, empty);
+    }
     Ok(Frame::Integer(removed as i64))
 }
 
@@ -286,6 +302,8 @@ fn spop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         };
         let member = Bytes::from(member);
         ctx.dirty(1);
+        ctx.notify(Class::SET, "spop", key);
+        notify_del(ctx, key, empty);
         ctx.rewrite(vec![
             Bytes::from_static(b"SREM"),
             Bytes::copy_from_slice(key),
@@ -300,6 +318,8 @@ fn spop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let empty = set.set_len() == 0;
     drop_if_empty(ctx, key, empty)?;
     ctx.dirty(popped.len() as u64);
+    ctx.notify(Class::SET, "spop", key);
+    notify_del(ctx, key, empty);
     let popped: Vec<Bytes> = popped.into_iter().map(Bytes::from).collect();
     // Replay must not pick again: log what went, or the key's deletion.
     let effect = if empty {
@@ -410,6 +430,8 @@ fn smove(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let db = ctx.db();
     ctx.dirty(1);
     ctx.modified(db, src);
+    ctx.notify(Class::SET, "srem", src);
+    notify_del(ctx, src, empty);
     let added = if dst_exists {
         write_set(ctx, dst)?.is_some_and(|s| s.set_add(member, &limits))
     } else {
@@ -421,6 +443,7 @@ fn smove(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     if added {
         ctx.dirty(1);
         ctx.modified(db, dst);
+        ctx.notify(Class::SET, "sadd", dst);
     }
     Ok(Frame::Integer(1))
 }
@@ -526,7 +549,7 @@ fn difference(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> Result<Vec<Vec<u8>>, CmdErro
 }
 
 /// Write a computed set to `dst` (deleting it when empty) and reply its size.
-fn store(ctx: &mut Ctx<'_>, dst: &[u8], set: Value) -> Result<Frame, CmdError> {
+fn store(ctx: &mut Ctx<'_>, dst: &[u8], set: Value, event: &str) -> Result<Frame, CmdError> {
     let n = set.set_len();
     let now = ctx.now_ms();
     let db = ctx.db();
@@ -536,10 +559,12 @@ fn store(ctx: &mut Ctx<'_>, dst: &[u8], set: Value) -> Result<Frame, CmdError> {
     if n == 0 {
         if table.remove(dst, now).is_some() {
             ctx.dirty(1);
+            ctx.notify(Class::GENERIC, "del", dst);
         }
     } else {
         table.insert(dst, set, 0, now);
         ctx.dirty(1);
+        ctx.notify(Class::SET, event, dst);
     }
     Ok(Frame::Integer(n as i64))
 }
@@ -639,7 +664,7 @@ fn sinterstore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     let keys = args.rest();
     let members = intersection(ctx, keys, 0)?;
     let set = build(ctx, &members);
-    store(ctx, dst, set)
+    store(ctx, dst, set, "sinterstore")
 }
 
 pub(crate) const SUNION: CommandSpec = CommandSpec {
@@ -678,7 +703,7 @@ fn sunionstore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     let dst = args.next_key()?;
     let keys = args.rest();
     let set = union(ctx, keys)?;
-    store(ctx, dst, set)
+    store(ctx, dst, set, "sunionstore")
 }
 
 pub(crate) const SDIFF: CommandSpec = CommandSpec {
@@ -724,7 +749,7 @@ fn sdiffstore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
     for m in &members {
         set.set_add(m, &limits);
     }
-    store(ctx, dst, set)
+    store(ctx, dst, set, "sdiffstore")
 }
 
 pub(crate) const SSCAN: CommandSpec = CommandSpec {

@@ -3,6 +3,7 @@
 use crate::args::{is, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -57,7 +58,7 @@ pub(crate) const GET: CommandSpec = CommandSpec {
 fn get(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let found = read_str(ctx, key)?.map(Bytes::copy_from_slice);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.map_or(Frame::Null, Frame::Bulk))
 }
 
@@ -174,7 +175,8 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         ttl = Ttl::At(expire_at(raw, unit, absolute, ctx.now_ms(), "set")?);
     }
     let old = if get_old {
-        read_str(ctx, key)?.map(Bytes::copy_from_slice)
+        // Read as GET reads, counting the hit or miss, as Redis does.
+        read_counted(ctx, key)?
     } else {
         None
     };
@@ -192,6 +194,10 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         });
     }
     store_str(ctx, key, value, ttl)?;
+    ctx.notify(Class::STRING, "set", key);
+    if matches!(ttl, Ttl::At(_)) {
+        ctx.notify(Class::GENERIC, "expire", key);
+    }
     if ttl != Ttl::Clear || get_old {
         let mut effect = vec![Bytes::from_static(b"SET"), key.clone(), value.clone()];
         match ttl {
@@ -214,7 +220,7 @@ fn set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
 /// miss; WRONGTYPE for another type.
 fn read_counted(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Bytes>, CmdError> {
     let found = read_str(ctx, key)?.map(Bytes::copy_from_slice);
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found)
 }
 
@@ -303,6 +309,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Ok(Frame::Integer(0));
     }
     store_str(ctx, key, value, Ttl::Clear)?;
+    ctx.notify(Class::STRING, "set", key);
     Ok(Frame::Integer(1))
 }
 
@@ -353,6 +360,8 @@ fn set_with_expiry(
     let value = args.next_arg()?;
     let at = expire_at(raw, unit_ms, false, ctx.now_ms(), cmd)?;
     store_str(ctx, key, value, Ttl::At(at))?;
+    ctx.notify(Class::STRING, "set", key);
+    ctx.notify(Class::GENERIC, "expire", key);
     ctx.rewrite(vec![
         word("SET"),
         key.clone(),
@@ -381,6 +390,7 @@ fn getset(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let value = args.next_arg()?;
     let old = read_counted(ctx, key)?;
     store_str(ctx, key, value, Ttl::Clear)?;
+    ctx.notify(Class::STRING, "set", key);
     ctx.rewrite(vec![word("SET"), key.clone(), value.clone()]);
     Ok(old.map_or(Frame::Null, Frame::Bulk))
 }
@@ -406,6 +416,7 @@ fn getdel(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let now = ctx.now_ms();
     ctx.table(key)?.remove(key, now);
     ctx.dirty(1);
+    ctx.notify(Class::GENERIC, "del", key);
     ctx.rewrite(vec![word("DEL"), key.clone()]);
     Ok(Frame::Bulk(value))
 }
@@ -451,9 +462,11 @@ fn getex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         if absolute && at <= now {
             // An absolute time already past deletes the key, as Redis does.
             table.remove(key, now);
+            ctx.notify(Class::GENERIC, "del", key);
             ctx.rewrite(vec![word("DEL"), key.clone()]);
         } else {
             table.set_expire(key, at, now);
+            ctx.notify(Class::GENERIC, "expire", key);
             ctx.rewrite(vec![
                 word("PEXPIREAT"),
                 key.clone(),
@@ -466,6 +479,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let had_ttl = table.expiry(key, now).flatten().is_some();
         if had_ttl {
             table.set_expire(key, 0, now);
+            ctx.notify(Class::GENERIC, "persist", key);
             ctx.rewrite(vec![word("PERSIST"), key.clone()]);
             ctx.dirty(1);
         }
@@ -508,7 +522,7 @@ fn mget(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let value = entry
             .and_then(|e| e.value.as_str())
             .map(|s| Frame::bulk_from_slice(s.as_slice()));
-        ctx.hit(found);
+        ctx.hit_key(key, found);
         out.push(value.unwrap_or(Frame::Null));
     }
     Ok(Frame::Array(out))
@@ -569,6 +583,7 @@ fn set_pairs(
     }
     for pair in pairs.chunks_exact(2) {
         store_str(ctx, &pair[0], &pair[1], Ttl::Clear)?;
+        ctx.notify(Class::STRING, "set", &pair[0]);
     }
     Ok(if nx { Frame::Integer(1) } else { Frame::ok() })
 }
@@ -585,6 +600,7 @@ fn incr_by(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) -> Result<Frame, CmdError>
     };
     let new = current.checked_add(delta).ok_or(CmdError::Overflow)?;
     replace_keep_ttl(ctx, key, new.to_string().as_bytes())?;
+    ctx.notify(Class::STRING, "incrby", key);
     Ok(Frame::Integer(new))
 }
 
@@ -694,6 +710,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     })?;
     let result = Bytes::from(result);
     replace_keep_ttl(ctx, key, &result)?;
+    ctx.notify(Class::STRING, "incrbyfloat", key);
     ctx.rewrite(vec![
         word("SET"),
         key.clone(),
@@ -722,6 +739,7 @@ fn append(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let len = match write_len(ctx, key)? {
         None => {
             store_str(ctx, key, tail, Ttl::Clear)?;
+            ctx.notify(Class::STRING, "append", key);
             return Ok(Frame::Integer(tail.len() as i64));
         }
         Some(len) => len,
@@ -731,6 +749,7 @@ fn append(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     buf.extend_from_slice(tail);
     let len = buf.len();
     ctx.dirty(1);
+    ctx.notify(Class::STRING, "append", key);
     Ok(Frame::Integer(len as i64))
 }
 
@@ -750,7 +769,7 @@ pub(crate) const STRLEN: CommandSpec = CommandSpec {
 fn strlen(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let len = read_str(ctx, key)?.map(<[u8]>::len);
-    ctx.hit(len.is_some());
+    ctx.hit_key(key, len.is_some());
     Ok(Frame::Integer(len.unwrap_or(0) as i64))
 }
 
@@ -837,6 +856,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     buf[start..end].copy_from_slice(patch);
     let len = buf.len();
     ctx.dirty(1);
+    ctx.notify(Class::STRING, "setrange", key);
     Ok(Frame::Integer(len as i64))
 }
 
@@ -861,7 +881,7 @@ fn lcs(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         match read_str(ctx, key) {
             Ok(v) => {
                 let found = v.map(Bytes::copy_from_slice);
-                ctx.hit(found.is_some());
+                ctx.hit_key(key, found.is_some());
                 *slot = found.unwrap_or_default();
             }
             Err(CmdError::WrongType) => {

@@ -5,6 +5,7 @@
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -68,8 +69,10 @@ fn write<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t mut Value>, 
     }
 }
 
-/// Delete `key` if its sorted set has become empty (Redis never keeps empty collections).
-fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> {
+/// Delete `key` if its sorted set has become empty (Redis never keeps empty
+/// collections); whether it did. The caller publishes `del` after its own
+/// event (see [`notify_del`]).
+fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, CmdError> {
     let now = ctx.now_ms();
     let table = ctx.table(key)?;
     if table
@@ -77,8 +80,16 @@ fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<(), CmdError> {
         .is_some_and(|e| zset::len(&e.value) == 0)
     {
         table.remove(key, now);
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Publish `del` for a key the command emptied.
+fn notify_del(ctx: &mut Ctx<'_>, key: &[u8], deleted: bool) {
+    if deleted {
+        ctx.notify(Class::GENERIC, "del", key);
+    }
 }
 
 fn member_frame(m: Vec<u8>) -> Frame {
@@ -129,7 +140,9 @@ pub(crate) fn pop_from(
         ctx.dirty(popped.len() as u64);
         let db = ctx.db();
         ctx.modified(db, key);
-        drop_if_empty(ctx, key)?;
+        let deleted = drop_if_empty(ctx, key)?;
+        ctx.notify(Class::ZSET, if max { "zpopmax" } else { "zpopmin" }, key);
+        notify_del(ctx, key, deleted);
     }
     Ok(Some(popped))
 }
@@ -310,6 +323,9 @@ fn zadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     drop_if_empty(ctx, key)?;
     ctx.dirty((added + changed) as u64);
+    if added + changed > 0 {
+        ctx.notify(Class::ZSET, if flags.incr { "zincr" } else { "zadd" }, key);
+    }
     if nan {
         return Err(nan_error());
     }
@@ -339,7 +355,7 @@ fn zscore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let member = args.next_arg()?;
     let found = read(ctx, key)?.map(|v| zset::score(v, member));
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(found.flatten().map_or(Frame::Null, Frame::Double))
 }
 
@@ -359,7 +375,7 @@ pub(crate) const ZCARD: CommandSpec = CommandSpec {
 fn zcard(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let n = read(ctx, key)?.map(zset::len);
-    ctx.hit(n.is_some());
+    ctx.hit_key(key, n.is_some());
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
 }
 
@@ -623,7 +639,7 @@ fn range_command(
     let key = args.next_key()?;
     let q = parse_range(args, form)?;
     let found = read(ctx, key)?.map(|v| run_query(v, &q));
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(pairs_reply(
         ctx.resp3(),
         found.unwrap_or_default(),
@@ -722,7 +738,12 @@ fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdEr
 
 /// Replace `dst` with a sorted set of `pairs` (deleting it when there are
 /// none); returns how many members it holds. Counts as a change of `dst` only.
-fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], pairs: &[(Vec<u8>, f64)]) -> Result<i64, CmdError> {
+fn store_result(
+    ctx: &mut Ctx<'_>,
+    dst: &[u8],
+    pairs: &[(Vec<u8>, f64)],
+    event: &str,
+) -> Result<i64, CmdError> {
     let now = ctx.now_ms();
     let limits = ctx.limits();
     let db = ctx.db();
@@ -731,12 +752,14 @@ fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], pairs: &[(Vec<u8>, f64)]) -> Resu
         if table.remove(dst, now).is_some() {
             ctx.dirty(1);
             ctx.modified(db, dst);
+            ctx.notify(Class::GENERIC, "del", dst);
         }
         return Ok(0);
     }
     table.insert(dst, zset::from_pairs(pairs, &limits), 0, now);
     ctx.dirty(1);
     ctx.modified(db, dst);
+    ctx.notify(Class::ZSET, event, dst);
     Ok(pairs.len() as i64)
 }
 
@@ -760,10 +783,15 @@ fn zrangestore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     if q.withscores {
         return Err(CmdError::Syntax);
     }
-    let pairs = read(ctx, src)?
-        .map(|v| run_query(v, &q))
-        .unwrap_or_default();
-    Ok(Frame::Integer(store_result(ctx, dst, &pairs)?))
+    let found = read(ctx, src)?.map(|v| run_query(v, &q));
+    ctx.hit_key(src, found.is_some());
+    let pairs = found.unwrap_or_default();
+    Ok(Frame::Integer(store_result(
+        ctx,
+        dst,
+        &pairs,
+        "zrangestore",
+    )?))
 }
 
 // ---------------------------------------------------------------------------
@@ -792,7 +820,9 @@ fn zrem(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let removed = members.iter().filter(|m| zset::remove(v, m)).count();
     if removed > 0 {
         ctx.dirty(removed as u64);
-        drop_if_empty(ctx, key)?;
+        let deleted = drop_if_empty(ctx, key)?;
+        ctx.notify(Class::ZSET, "zrem", key);
+        notify_del(ctx, key, deleted);
     }
     Ok(Frame::Integer(removed as i64))
 }
@@ -822,7 +852,7 @@ fn zmscore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                 .map_or(Frame::Null, Frame::Double)
         })
         .collect();
-    ctx.hit(found);
+    ctx.hit_key(key, found);
     Ok(Frame::Array(scores))
 }
 
@@ -861,6 +891,7 @@ fn zincrby(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     match outcome {
         AddOutcome::Added(s) | AddOutcome::Updated(s) => {
             ctx.dirty(1);
+            ctx.notify(Class::ZSET, "zincr", key);
             Ok(Frame::Double(s))
         }
         AddOutcome::Unchanged(s) => Ok(Frame::Double(s)),
@@ -901,7 +932,7 @@ fn zcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let (a, b) = zset::score_span(v, &range);
         b - a
     });
-    ctx.hit(n.is_some());
+    ctx.hit_key(key, n.is_some());
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
 }
 
@@ -925,7 +956,7 @@ fn zlexcount(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
         let (a, b) = zset::lex_span(v, &range);
         b - a
     });
-    ctx.hit(n.is_some());
+    ctx.hit_key(key, n.is_some());
     Ok(Frame::Integer(n.unwrap_or(0) as i64))
 }
 
@@ -977,7 +1008,7 @@ fn rank_command(ctx: &mut Ctx<'_>, args: &mut Args<'_>, rev: bool) -> Result<Fra
         let len = zset::len(v);
         zset::rank(v, member).map(|(r, s)| (if rev { len - 1 - r } else { r }, s))
     });
-    ctx.hit(found.is_some());
+    ctx.hit_key(key, found.is_some());
     Ok(match (found.flatten(), withscore) {
         (None, false) => Frame::Null,
         (None, true) => Frame::NullArray,
@@ -1002,7 +1033,14 @@ fn remove_range(ctx: &mut Ctx<'_>, key: &[u8], by: RangeBy) -> Result<Frame, Cmd
     let removed = zset::remove_span(v, a, b);
     if removed > 0 {
         ctx.dirty(removed as u64);
-        drop_if_empty(ctx, key)?;
+        let deleted = drop_if_empty(ctx, key)?;
+        let event = match by {
+            RangeBy::Rank(..) => "zremrangebyrank",
+            RangeBy::Score(_) => "zremrangebyscore",
+            RangeBy::Lex(_) => "zremrangebylex",
+        };
+        ctx.notify(Class::ZSET, event, key);
+        notify_del(ctx, key, deleted);
     }
     Ok(Frame::Integer(removed as i64))
 }
@@ -1118,6 +1156,12 @@ impl Aggregate {
 /// members all score 1. Missing keys are empty; other types are WRONGTYPE.
 fn read_input(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Pairs>, CmdError> {
     let now = ctx.now_ms();
+    if !ctx.table(key)?.contains(key, now) {
+        // A missing input counts as a miss, as Redis's read lookup does.
+        ctx.hit_key(key, false);
+        return Ok(None);
+    }
+    ctx.hit(true);
     let Some(e) = ctx.table(key)?.get(key, now) else {
         return Ok(None);
     };
@@ -1279,7 +1323,12 @@ fn combine_reply(ctx: &mut Ctx<'_>, args: &mut Args<'_>, op: SetOp) -> Result<Fr
 fn combine_store(ctx: &mut Ctx<'_>, args: &mut Args<'_>, op: SetOp) -> Result<Frame, CmdError> {
     let dst = args.next_key()?;
     let c = combine(ctx, args, op, true)?;
-    Ok(Frame::Integer(store_result(ctx, dst, &c.pairs)?))
+    let event = match op {
+        SetOp::Union => "zunionstore",
+        SetOp::Inter => "zinterstore",
+        SetOp::Diff => "zdiffstore",
+    };
+    Ok(Frame::Integer(store_result(ctx, dst, &c.pairs, event)?))
 }
 
 const SOURCES: Keys = Keys::NumKeys {
@@ -1475,7 +1524,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     let engine = ctx.engine;
     let proto = ctx.proto();
     let Some(v) = read(ctx, key)? else {
-        ctx.hit(false);
+        ctx.hit_key(key, false);
         return Ok(if count.is_some() {
             Frame::Array(Vec::new())
         } else {
@@ -1583,7 +1632,9 @@ fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let cursor = super::keys::parse_cursor(args.next_arg()?)?;
     // Like Redis, a missing key answers an empty scan before the options
     // are read.
-    if read(ctx, key)?.is_none() {
+    let exists = read(ctx, key)?.is_some();
+    ctx.hit_key(key, exists);
+    if !exists {
         return Ok(super::keys::scan_reply(0, Vec::new()));
     }
     let (count, pattern) = super::keys::parse_scan_options(args)?;
