@@ -95,7 +95,6 @@ const OUTPUT_LIMITS: &str = "client output buffer limits";
 const DEFRAG: &str = "active defragmentation";
 const STREAMS: &str = "streams";
 const HLL: &str = "HyperLogLog";
-const TRACKING: &str = "client-side caching (tracking)";
 const UNIX_SOCKET: &str = "Unix socket listeners";
 const MODULES: &str = "modules";
 const SYSLOG: &str = "syslog logging";
@@ -426,13 +425,7 @@ pub static DIRECTIVES: &[Directive] = &[
     later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
     later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
     later(HLL, "hll-sparse-max-bytes", "3000", mem(0), true),
-    later(
-        TRACKING,
-        "tracking-table-max-keys",
-        "1000000",
-        int(0, I64),
-        true,
-    ),
+    d("tracking-table-max-keys", "1000000", int(0, I64), true),
     later(
         DUMP,
         "sanitize-dump-payload",
@@ -1799,6 +1792,8 @@ pub struct OpsHot {
     pub percentiles: RwLock<Vec<f64>>,
     /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
     pub busy_reply_ms: AtomicI64,
+    /// `tracking-table-max-keys`; 0 means no limit.
+    pub tracking_max_keys: AtomicI64,
 }
 
 impl Config {
@@ -1814,6 +1809,8 @@ impl Config {
             .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
         o.busy_reply_ms
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+        o.tracking_max_keys
+            .store(self.get_i64("tracking-table-max-keys"), Ordering::Relaxed);
         *o.percentiles.write() = self
             .get("latency-tracking-info-percentiles")
             .split_whitespace()

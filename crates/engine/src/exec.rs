@@ -98,7 +98,15 @@ impl Engine {
     /// Run one command of a batch that shares `tick` (see [`Tick`]). Clients
     /// blocked on keys the command filled are served before it returns.
     pub fn execute_with(&self, session: &mut Session, argv: Vec<Bytes>, tick: &mut Tick) -> Frame {
+        // CLIENT CACHING covers one command (see crate::tracking::end_caching).
+        let caching = (session.tracking & crate::tracking::CACHING != 0).then(|| {
+            argv.first()
+                .is_some_and(|n| n.eq_ignore_ascii_case(b"CLIENT"))
+        });
         let (reply, ready) = self.execute_once(session, argv, tick);
+        if let Some(was_client) = caching {
+            crate::tracking::end_caching(session, was_client);
+        }
         if !ready.is_empty() {
             self.serve_ready(ready);
         }
@@ -342,11 +350,14 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         crate::monitor::feed(ctx, spec, argv);
     }
     let changed = ctx.dirty > dirty_before;
-    if changed && engine.watches.any() {
+    let tracking = engine.tracking.active();
+    if changed && (engine.watches.any() || tracking) {
+        let mut touched = Vec::new();
         match ctx.modified.take() {
             Some(keys) => {
                 for (db, key) in keys {
                     engine.watches.touch(db, &key);
+                    touched.push(key);
                 }
             }
             None => {
@@ -354,8 +365,12 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
                 spec.keys.positions(argv, &mut pos);
                 for i in pos {
                     engine.watches.touch(ctx.session.db, &argv[i]);
+                    touched.push(argv[i].clone());
                 }
             }
+        }
+        if tracking {
+            crate::tracking::changed(ctx, &touched);
         }
     }
     if changed && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
@@ -371,6 +386,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let mut expired = 0u64;
     let sink = engine.logging();
     let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
+    let mut lazy_keys: Vec<Bytes> = Vec::new();
     ctx.guards.for_each(|shard| {
         for db in 0..shard.databases() {
             let t = shard.db(db);
@@ -379,6 +395,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
                     expired += 1;
                     // Redis treats a watched key that expired as modified.
                     engine.watches.touch(db, k.as_slice());
+                    if tracking {
+                        lazy_keys.push(Bytes::copy_from_slice(k.as_slice()));
+                    }
                     if sink {
                         lazy.push((
                             db,
@@ -397,6 +416,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             .stats
             .expired_keys
             .fetch_add(expired, Ordering::Relaxed);
+    }
+    if tracking {
+        crate::tracking::changed(ctx, &lazy_keys);
+        crate::tracking::after_read(ctx, spec, argv);
     }
     if sink {
         // The expirations happened while this command ran: after everything

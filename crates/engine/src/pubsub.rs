@@ -110,7 +110,7 @@ impl PubSub {
         let handle = session.handle.clone();
         let subs = session.pubsub.get_or_insert_with(|| {
             Box::new(Subscriptions {
-                feed: Arc::new(MonitorFeed::new(handle.id)),
+                feed: handle.push_feed().0,
                 names: Default::default(),
             })
         });

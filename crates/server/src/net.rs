@@ -632,7 +632,7 @@ async fn connection_loop(
     let mut progress: Option<Progress> = None;
     let mut pending = Pending::default();
     loop {
-        let read = if session.monitor.is_some() || session.pubsub.is_some() {
+        let read = if session.has_push_feed() {
             monitor_read(engine, session, stream, &mut rbuf, wake).await?
         } else {
             read_some(engine, &handle, stream, &mut rbuf, wake).await?
@@ -655,9 +655,9 @@ async fn connection_loop(
         }
         BufferStats::set(&bufs.qbuf, rbuf.len());
         BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
-        if let Some(subs) = session.pubsub.as_ref() {
+        if let Some(feed) = session.handle.pushes.get() {
             // Messages that arrived before these commands go out before their replies.
-            flush_messages(engine, session, &subs.feed, &mut wbuf);
+            flush_messages(engine, session, feed, &mut wbuf);
         }
         engine
             .stats
@@ -673,6 +673,9 @@ async fn connection_loop(
             false,
         );
         loop {
+            if engine.tracking.active() {
+                broadcast_invalidations(engine, session, &mut wbuf);
+            }
             if matches!(step, Step::Close) && exiting(engine, &handle) {
                 return Ok(());
             }
@@ -975,6 +978,12 @@ fn process_batch(
         } else {
             send_reply(session, flags_before, &reply, wbuf);
         }
+        if session.tracking != 0 {
+            // Invalidations of this client's own writes follow the reply.
+            if let Some(feed) = session.handle.pushes.get() {
+                flush_messages(engine, session, feed, wbuf);
+            }
+        }
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
         }
@@ -993,6 +1002,18 @@ fn process_batch(
 fn send_reply(session: &mut Session, before: u8, reply: &Frame, wbuf: &mut BytesMut) {
     if (before | session.reply_flags) == 0 || session.take_reply_turn(before) {
         encode(reply, session.proto, wbuf);
+    }
+}
+
+/// After a batch, before its replies go: keys it changed under BCAST prefixes
+/// are broadcast, this client's own share following its replies.
+#[cold]
+fn broadcast_invalidations(engine: &Engine, session: &Session, wbuf: &mut BytesMut) {
+    engine.tracking.broadcast(engine);
+    if session.tracking != 0 {
+        if let Some(feed) = session.handle.pushes.get() {
+            flush_messages(engine, session, feed, wbuf);
+        }
     }
 }
 
