@@ -555,3 +555,44 @@ def test_redis_py_client_side_cache(server, monkeypatch):
     finally:
         cached.close()
         other.close()
+
+
+def test_pushes_are_sent_while_replies_are_off(conns, r):
+    # Redis 7.0 writes push messages (invalidations, and pub/sub messages in
+    # either protocol) even after CLIENT REPLY OFF; only replies are held back.
+    c = conns()
+    c.cmd("CLIENT", "TRACKING", "on")
+    c.cmd("GET", "k")
+    c.send("CLIENT", "REPLY", "OFF")
+    r.set("k", "1")
+    assert c.read() == invalidate("k")
+    sub = conns(resp3=False)
+    assert sub.cmd("SUBSCRIBE", "ch") == ["subscribe", "ch", 1]
+    sub3 = conns()
+    assert sub3.cmd("SUBSCRIBE", "ch") == ("push", ["subscribe", "ch", 1])
+    sub3.send("CLIENT", "REPLY", "OFF")
+    time.sleep(0.1)
+    assert r.publish("ch", "hi") == 2
+    assert sub.read() == ["message", "ch", "hi"]
+    assert sub3.read() == ("push", ["message", "ch", "hi"])
+
+
+def test_idle_tracking_clients_time_out_subscribers_do_not():
+    with running_server("--timeout", "1") as s:
+        tracker = Conn(s.port, resp3=True)
+        target = Conn(s.port, resp3=True)
+        redirecting = Conn(s.port, resp3=True)
+        sub = Conn(s.port)
+        try:
+            assert tracker.cmd("CLIENT", "TRACKING", "on") == "OK"
+            assert redirecting.cmd("CLIENT", "TRACKING", "on", "redirect", target.id) == "OK"
+            assert sub.cmd("SUBSCRIBE", "x") == ["subscribe", "x", 1]
+            time.sleep(2.5)
+            for c in (tracker, target):
+                c.sock.settimeout(2)
+                assert c.sock.recv(16) == b""
+            assert sub.nothing_pending()
+            assert sub.cmd("PING") == ["pong", ""]
+        finally:
+            for c in (tracker, target, redirecting, sub):
+                c.close()

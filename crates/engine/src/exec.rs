@@ -357,7 +357,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             Some(keys) => {
                 for (db, key) in keys {
                     engine.watches.touch(db, &key);
-                    touched.push(key);
+                    if tracking {
+                        touched.push(key);
+                    }
                 }
             }
             None => {
@@ -365,7 +367,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
                 spec.keys.positions(argv, &mut pos);
                 for i in pos {
                     engine.watches.touch(ctx.session.db, &argv[i]);
-                    touched.push(argv[i].clone());
+                    if tracking {
+                        touched.push(argv[i].clone());
+                    }
                 }
             }
         }

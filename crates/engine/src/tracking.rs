@@ -179,19 +179,21 @@ impl Tracking {
                 inner.items += 1;
             }
         }
-        let max = engine.config.ops.tracking_max_keys.load(Ordering::Relaxed);
-        if max > 0 {
-            let max = max as usize;
-            while inner.keys.len() > max {
-                // The table has no order worth keeping: any key will do, as
-                // Redis takes one by a random walk.
-                let Some(key) = inner.keys.keys().next().cloned() else {
-                    break;
-                };
-                invalidate_key(&mut inner, engine, 0, &key);
-            }
-        }
+        limit(&mut inner, engine);
         self.refresh(&inner);
+    }
+
+    /// Called by the server's cron: keep the table within a limit lowered
+    /// since the last read, and send broadcasts nobody's batch sent.
+    pub fn cron(&self, engine: &Engine) {
+        if !self.active() {
+            return;
+        }
+        let mut inner = self.inner.lock();
+        limit(&mut inner, engine);
+        self.refresh(&inner);
+        drop(inner);
+        self.broadcast(engine);
     }
 
     /// `keys` changed, by client `writer` (0: by the server, expiring them).
@@ -301,6 +303,22 @@ impl Tracking {
             (word("redirect"), Frame::Integer(redirect)),
             (word("prefixes"), Frame::Array(prefixes)),
         ])
+    }
+}
+
+/// Past `tracking-table-max-keys`, invalidate keys until the table fits.
+fn limit(inner: &mut Inner, engine: &Engine) {
+    let max = engine.config.ops.tracking_max_keys.load(Ordering::Relaxed);
+    if max <= 0 {
+        return;
+    }
+    while inner.keys.len() > max as usize {
+        // The table has no order worth keeping: any key will do, as Redis
+        // takes one by a random walk.
+        let Some(key) = inner.keys.keys().next().cloned() else {
+            break;
+        };
+        invalidate_key(inner, engine, 0, &key);
     }
 }
 

@@ -657,7 +657,7 @@ async fn connection_loop(
         BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
         if let Some(feed) = session.handle.pushes.get() {
             // Messages that arrived before these commands go out before their replies.
-            flush_messages(engine, session, feed, &mut wbuf);
+            flush_messages(feed, &mut wbuf);
         }
         engine
             .stats
@@ -981,7 +981,7 @@ fn process_batch(
         if session.tracking != 0 {
             // Invalidations of this client's own writes follow the reply.
             if let Some(feed) = session.handle.pushes.get() {
-                flush_messages(engine, session, feed, wbuf);
+                flush_messages(feed, wbuf);
             }
         }
         if session.close_after_reply || session.handle.is_killed() {
@@ -1012,29 +1012,16 @@ fn broadcast_invalidations(engine: &Engine, session: &Session, wbuf: &mut BytesM
     engine.tracking.broadcast(engine);
     if session.tracking != 0 {
         if let Some(feed) = session.handle.pushes.get() {
-            flush_messages(engine, session, feed, wbuf);
+            flush_messages(feed, wbuf);
         }
     }
 }
 
-/// Move the messages queued for a subscriber to its reply buffer (dropped
-/// while its replies are off, as Redis drops them).
-fn flush_messages(
-    engine: &Engine,
-    session: &Session,
-    feed: &keel_engine::monitor::MonitorFeed,
-    wbuf: &mut BytesMut,
-) {
-    let before = wbuf.len();
+/// Move the messages queued for this client (subscriptions, invalidations)
+/// to its reply buffer, which counts them as output when written. Redis 7.0
+/// sends them even while CLIENT REPLY is off.
+fn flush_messages(feed: &keel_engine::monitor::MonitorFeed, wbuf: &mut BytesMut) {
     feed.take_into(wbuf);
-    if session.reply_flags & keel_engine::session::REPLY_OFF != 0 {
-        wbuf.truncate(before);
-    } else {
-        engine
-            .stats
-            .net_output_bytes
-            .fetch_add((wbuf.len() - before) as u64, Ordering::Relaxed);
-    }
 }
 
 /// Read for a monitoring client: while it sends nothing, write the lines fed to
@@ -1058,15 +1045,25 @@ async fn monitor_read(
             rbuf.reserve(READ_CHUNK);
             BufferStats::set(&session.handle.bufs.qbuf_cap, rbuf.capacity());
         }
+        let idle_left = idle_left(engine, session);
         tokio::select! {
             r = stream.read_buf(rbuf) => return Ok(match r? {
                 0 => Wait::Closed,
                 n => Wait::Read(n),
             }),
             _ = wake.notified() => return Ok(Wait::Woken),
+            _ = async {
+                match idle_left {
+                    Some(left) => tokio::time::sleep(left).await,
+                    None => std::future::pending().await,
+                }
+            } => return Ok(Wait::Closed),
             _ = feed.ready() => {
                 feed.take_into(&mut lines);
-                if session.reply_flags & keel_engine::session::REPLY_OFF == 0 && !lines.is_empty() {
+                // MONITOR's lines are dropped while replies are off, pushes are not.
+                let off = session.reply_flags & keel_engine::session::REPLY_OFF != 0;
+                let dropped = off && session.monitor.is_some();
+                if !dropped && !lines.is_empty() {
                     engine
                         .stats
                         .net_output_bytes
@@ -1077,6 +1074,22 @@ async fn monitor_read(
             }
         }
     }
+}
+
+/// How long a client with a push feed may stay idle before `timeout` closes
+/// it: monitors and subscribers never time out, as in Redis; a client that
+/// only receives invalidations does.
+fn idle_left(engine: &Engine, session: &Session) -> Option<Duration> {
+    let timeout = engine.config.idle_timeout_s();
+    if timeout <= 0 || session.monitor.is_some() || keel_engine::pubsub::subscribed(session) {
+        return None;
+    }
+    let idle_ms = engine
+        .now_ms()
+        .saturating_sub(session.handle.last_interaction_ms.load(Ordering::Relaxed));
+    Some(Duration::from_millis(
+        (timeout as u64 * 1000).saturating_sub(idle_ms),
+    ))
 }
 
 /// Wait until CLIENT PAUSE ends (UNPAUSE or its deadline) so the held command
