@@ -1,15 +1,19 @@
 //! Client-side caching (CLIENT TRACKING): which clients read which keys, and
 //! the invalidation messages they are sent when those keys change.
 //!
-//! One registry behind one mutex holds the tracking table (key -> ids of the
-//! clients that read it, regardless of database, as in Redis), each tracking
-//! client's mode and the BCAST prefixes. A read-only command of a tracking
-//! client records its keys while the command still holds its shard locks, and
-//! a write invalidates the keys it changed while it holds them too: so a
-//! client can never read a value, have it changed by another thread, and then
-//! be recorded as its reader with no invalidation to come. Messages go to the
-//! receiving client's push feed (the queue pub/sub messages use), encoded for
-//! its protocol, and are written by its connection between replies.
+//! The tracking table maps a key name (regardless of database, as in Redis) to
+//! the ids of the clients that read it. It is split in stripes by the key's
+//! shard, each behind its own mutex: a read-only command of a tracking client
+//! records its keys while it still holds its shard locks, and a write
+//! invalidates the keys it changed while it holds them too, so a client can
+//! never read a value, have it changed by another thread, and then be recorded
+//! as its reader with no invalidation to come; and writers on different
+//! shards do not contend. The tracking clients' modes sit behind a read-write
+//! lock, read on every delivery; BCAST prefixes and the keys waiting to be
+//! broadcast behind one more mutex, taken by writes only while some client
+//! broadcasts. Messages go to the receiving client's push feed (the queue
+//! pub/sub messages use), encoded for its protocol, and are written by its
+//! connection between replies.
 //!
 //! Cost when no client tracks and the table is empty: one relaxed load per
 //! command ([`Tracking::active`]).
@@ -22,9 +26,9 @@ use crate::spec::{CommandSpec, Flags, Group};
 use bytes::{BufMut, Bytes, BytesMut};
 use hashbrown::HashMap;
 use keel_resp::Frame;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Tracking is on.
@@ -42,21 +46,30 @@ pub const CACHING: u8 = 32;
 /// The redirect target is gone (registry and CLIENT LIST only).
 pub const BROKEN: u8 = 64;
 
+/// Stripes of the tracking table: as many as the keyspace has shards by
+/// default, so a command's stripes are as uncontended as its shards.
+const STRIPES: usize = 64;
+
 /// One tracking client as the registry knows it.
 struct Tracker {
     handle: Arc<ClientHandle>,
     redirect: u64,
-    flags: u8,
+    /// `ON`..`NOLOOP`, and `BROKEN` once a delivery found the target gone.
+    flags: AtomicU8,
     prefixes: BTreeSet<Bytes>,
 }
 
+impl Tracker {
+    fn flags(&self) -> u8 {
+        self.flags.load(Ordering::Relaxed)
+    }
+}
+
+/// Key -> the clients that read it since it last changed.
+type Stripe = HashMap<Bytes, Vec<u64>>;
+
 #[derive(Default)]
-struct Inner {
-    /// Key -> the clients that read it since it last changed.
-    keys: HashMap<Bytes, Vec<u64>>,
-    /// Client ids summed over `keys` (INFO `tracking_total_items`).
-    items: usize,
-    clients: HashMap<u64, Tracker>,
+struct Bcast {
     /// BCAST prefix -> the clients registered for it.
     prefixes: BTreeMap<Bytes, Vec<u64>>,
     /// BCAST prefix -> keys changed under it since the last broadcast, each
@@ -65,12 +78,34 @@ struct Inner {
 }
 
 /// Every tracking client and the keys they read.
-#[derive(Default)]
 pub struct Tracking {
+    /// Some client tracks or some key is remembered.
     live: AtomicBool,
+    /// Some client broadcasts.
+    bcast_any: AtomicBool,
     /// Changed keys wait to be broadcast.
     pending: AtomicBool,
-    inner: Mutex<Inner>,
+    /// Keys in the table, and client ids summed over them (INFO).
+    keys: AtomicUsize,
+    items: AtomicUsize,
+    stripes: Box<[Mutex<Stripe>]>,
+    clients: RwLock<HashMap<u64, Tracker>>,
+    bcast: Mutex<Bcast>,
+}
+
+impl Default for Tracking {
+    fn default() -> Self {
+        Tracking {
+            live: AtomicBool::new(false),
+            bcast_any: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
+            keys: AtomicUsize::new(0),
+            items: AtomicUsize::new(0),
+            stripes: (0..STRIPES).map(|_| Mutex::default()).collect(),
+            clients: RwLock::default(),
+            bcast: Mutex::default(),
+        }
+    }
 }
 
 /// What an invalidation message carries.
@@ -88,47 +123,59 @@ impl Tracking {
         self.live.load(Ordering::Relaxed)
     }
 
-    fn refresh(&self, inner: &Inner) {
-        let live = !inner.clients.is_empty() || !inner.keys.is_empty();
+    /// Recompute `live` after clients or keys came or went. Keys only grow
+    /// while some client tracks, so a reader that finds `live` false has
+    /// nothing to invalidate.
+    fn refresh(&self, clients: usize) {
+        let live = clients > 0 || self.keys.load(Ordering::Relaxed) > 0;
         self.live.store(live, Ordering::Relaxed);
+    }
+
+    fn stripe(&self, engine: &Engine, key: &[u8]) -> &Mutex<Stripe> {
+        &self.stripes[engine.keyspace.shard_of(key) % STRIPES]
     }
 
     /// INFO: tracking clients, keys, items and prefixes.
     pub fn counts(&self) -> (usize, usize, usize, usize) {
-        let inner = self.inner.lock();
         (
-            inner.clients.len(),
-            inner.keys.len(),
-            inner.items,
-            inner.prefixes.len(),
+            self.clients.read().len(),
+            self.keys.load(Ordering::Relaxed),
+            self.items.load(Ordering::Relaxed),
+            self.bcast.lock().prefixes.len(),
         )
     }
 
     /// Turn tracking on for `session` (options already checked).
     fn enable(&self, session: &mut Session, redirect: u64, options: u8, prefixes: &[Bytes]) {
         let id = session.id();
-        let mut inner = self.inner.lock();
-        let t = inner.clients.entry(id).or_insert_with(|| Tracker {
+        let mut clients = self.clients.write();
+        let t = clients.entry(id).or_insert_with(|| Tracker {
             handle: session.handle.clone(),
             redirect: 0,
-            flags: 0,
+            flags: AtomicU8::new(0),
             prefixes: BTreeSet::new(),
         });
         t.redirect = redirect;
-        t.flags = ON | (options & (BCAST | OPTIN | OPTOUT | NOLOOP));
-        let mut added = Vec::new();
+        t.flags.store(
+            ON | (options & (BCAST | OPTIN | OPTOUT | NOLOOP)),
+            Ordering::Relaxed,
+        );
         if options & BCAST != 0 {
+            let mut added = Vec::new();
             if prefixes.is_empty() {
                 added.push(Bytes::new());
             }
             added.extend(prefixes.iter().map(|p| Bytes::copy_from_slice(p)));
             added.retain(|p| t.prefixes.insert(p.clone()));
+            let mut bcast = self.bcast.lock();
+            for p in added {
+                bcast.prefixes.entry(p).or_default().push(id);
+            }
+            self.bcast_any
+                .store(!bcast.prefixes.is_empty(), Ordering::Relaxed);
         }
-        for p in added {
-            inner.prefixes.entry(p).or_default().push(id);
-        }
-        self.refresh(&inner);
-        drop(inner);
+        self.refresh(clients.len());
+        drop(clients);
         session.tracking = (session.tracking & CACHING) | ON | (options & !CACHING);
         session
             .handle
@@ -147,40 +194,71 @@ impl Tracking {
             return;
         }
         let id = session.id();
-        let mut inner = self.inner.lock();
-        if let Some(t) = inner.clients.remove(&id) {
-            for p in &t.prefixes {
-                if let Some(list) = inner.prefixes.get_mut(p) {
-                    list.retain(|c| *c != id);
-                    if list.is_empty() {
-                        inner.prefixes.remove(p);
+        let mut clients = self.clients.write();
+        if let Some(t) = clients.remove(&id) {
+            if !t.prefixes.is_empty() {
+                let mut bcast = self.bcast.lock();
+                for p in &t.prefixes {
+                    if let Some(list) = bcast.prefixes.get_mut(p) {
+                        list.retain(|c| *c != id);
+                        if list.is_empty() {
+                            bcast.prefixes.remove(p);
+                        }
                     }
                 }
+                self.bcast_any
+                    .store(!bcast.prefixes.is_empty(), Ordering::Relaxed);
             }
         }
-        self.refresh(&inner);
-        drop(inner);
+        self.refresh(clients.len());
+        drop(clients);
         session.tracking = 0;
         session.handle.tracking.store(0, Ordering::Relaxed);
         session.handle.redirect.store(-1, Ordering::Relaxed);
     }
 
-    /// Remember that client `id` read `keys`; then keep the table within
-    /// `tracking-table-max-keys`, invalidating keys to make room.
+    /// Remember that client `id` read `keys` (under their shards' locks);
+    /// then keep the table within `tracking-table-max-keys`, invalidating
+    /// keys to make room.
     fn remember(&self, engine: &Engine, id: u64, keys: &[&[u8]]) {
-        let mut inner = self.inner.lock();
         for &k in keys {
-            let readers = match inner.keys.get_mut(k) {
+            let mut stripe = self.stripe(engine, k).lock();
+            let readers = match stripe.get_mut(k) {
                 Some(r) => r,
-                None => inner.keys.entry(Bytes::copy_from_slice(k)).or_default(),
+                None => {
+                    self.keys.fetch_add(1, Ordering::Relaxed);
+                    self.live.store(true, Ordering::Relaxed);
+                    stripe.entry(Bytes::copy_from_slice(k)).or_default()
+                }
             };
             if !readers.contains(&id) {
                 readers.push(id);
-                inner.items += 1;
+                self.items.fetch_add(1, Ordering::Relaxed);
             }
         }
-        limit(&mut inner, engine);
-        self.refresh(&inner);
+        self.limit(engine);
+    }
+
+    /// Past `tracking-table-max-keys`, invalidate keys until the table fits.
+    fn limit(&self, engine: &Engine) {
+        let max = engine.config.ops.tracking_max_keys.load(Ordering::Relaxed);
+        if max <= 0 {
+            return;
+        }
+        let mut at = 0;
+        while self.keys.load(Ordering::Relaxed) > max as usize && at < STRIPES {
+            // The table has no order worth keeping: any key will do, as
+            // Redis takes one by a random walk.
+            let taken = {
+                let mut stripe = self.stripes[at].lock();
+                let key = stripe.keys().next().cloned();
+                key.and_then(|k| stripe.remove_entry(&k))
+            };
+            match taken {
+                Some((key, readers)) => self.forget(engine, 0, &key, readers),
+                None => at += 1,
+            }
+        }
     }
 
     /// Called by the server's cron: keep the table within a limit lowered
@@ -189,27 +267,23 @@ impl Tracking {
         if !self.active() {
             return;
         }
-        let mut inner = self.inner.lock();
-        limit(&mut inner, engine);
-        self.refresh(&inner);
-        drop(inner);
+        self.limit(engine);
+        self.refresh(self.clients.read().len());
         self.broadcast(engine);
     }
 
     /// `keys` changed, by client `writer` (0: by the server, expiring them).
     pub fn invalidate(&self, engine: &Engine, writer: u64, keys: &[Bytes]) {
-        if keys.is_empty() {
-            return;
-        }
-        let mut inner = self.inner.lock();
         for key in keys {
-            invalidate_key(&mut inner, engine, writer, key);
+            let taken = self.stripe(engine, key).lock().remove(&key[..]);
+            if let Some(readers) = taken {
+                self.forget(engine, writer, key, readers);
+            }
         }
-        if !inner.prefixes.is_empty() {
-            let Inner {
-                prefixes, pending, ..
-            } = &mut *inner;
-            for (prefix, _) in prefixes.iter() {
+        if self.bcast_any.load(Ordering::Relaxed) {
+            let mut bcast = self.bcast.lock();
+            let Bcast { prefixes, pending } = &mut *bcast;
+            for prefix in prefixes.keys() {
                 for key in keys.iter().filter(|k| k.starts_with(prefix)) {
                     let changed = pending.entry(prefix.clone()).or_default();
                     changed.insert(key.clone(), writer);
@@ -217,7 +291,28 @@ impl Tracking {
                 }
             }
         }
-        self.refresh(&inner);
+    }
+
+    /// A key left the table: send its readers (those still tracking in
+    /// default mode) an invalidation.
+    fn forget(&self, engine: &Engine, writer: u64, key: &Bytes, readers: Vec<u64>) {
+        self.keys.fetch_sub(1, Ordering::Relaxed);
+        self.items.fetch_sub(readers.len(), Ordering::Relaxed);
+        let clients = self.clients.read();
+        let one = [key.clone()];
+        for id in readers {
+            let Some(t) = clients.get(&id) else {
+                continue;
+            };
+            let f = t.flags();
+            if f & BCAST != 0 || (f & NOLOOP != 0 && id == writer) {
+                continue;
+            }
+            deliver(engine, t, &Payload::Keys(&one));
+        }
+        if self.keys.load(Ordering::Relaxed) == 0 && clients.is_empty() {
+            self.live.store(false, Ordering::Relaxed);
+        }
     }
 
     /// Send BCAST clients the keys changed under their prefixes since the
@@ -229,18 +324,23 @@ impl Tracking {
         if !self.pending.load(Ordering::Relaxed) {
             return;
         }
-        let mut inner = self.inner.lock();
+        // Lock order: clients, then bcast (as enable and disable take them).
+        let clients = self.clients.read();
+        let mut bcast = self.bcast.lock();
         self.pending.store(false, Ordering::Relaxed);
-        let pending = std::mem::take(&mut inner.pending);
+        let pending = std::mem::take(&mut bcast.pending);
         for (prefix, changed) in pending {
-            let ids = inner.prefixes.get(&prefix).cloned().unwrap_or_default();
+            let Some(ids) = bcast.prefixes.get(&prefix) else {
+                continue;
+            };
             for id in ids {
-                let Some(t) = inner.clients.get_mut(&id) else {
+                let Some(t) = clients.get(id) else {
                     continue;
                 };
+                let noloop = t.flags() & NOLOOP != 0;
                 let keys: Vec<Bytes> = changed
                     .iter()
-                    .filter(|(_, w)| t.flags & NOLOOP == 0 || **w != id)
+                    .filter(|(_, w)| !noloop || **w != *id)
                     .map(|(k, _)| k.clone())
                     .collect();
                 if !keys.is_empty() {
@@ -250,27 +350,30 @@ impl Tracking {
         }
     }
 
-    /// The whole dataset, or one database of it, was emptied: every tracking
-    /// client is sent a null invalidation and the table is forgotten.
+    /// The whole dataset, or one database of it, was emptied (every shard is
+    /// locked): every tracking client is sent a null invalidation and the
+    /// table is forgotten.
     pub fn flushed(&self, engine: &Engine) {
-        let mut inner = self.inner.lock();
-        let ids: Vec<u64> = inner.clients.keys().copied().collect();
-        for id in ids {
-            if let Some(t) = inner.clients.get_mut(&id) {
-                deliver(engine, t, &Payload::Flush);
-            }
+        let clients = self.clients.read();
+        for t in clients.values() {
+            deliver(engine, t, &Payload::Flush);
         }
-        inner.keys = HashMap::new();
-        inner.items = 0;
-        self.refresh(&inner);
+        for stripe in self.stripes.iter() {
+            let mut stripe = stripe.lock();
+            let items: usize = stripe.values().map(Vec::len).sum();
+            self.keys.fetch_sub(stripe.len(), Ordering::Relaxed);
+            self.items.fetch_sub(items, Ordering::Relaxed);
+            *stripe = HashMap::new();
+        }
+        self.refresh(clients.len());
     }
 
     fn info(&self, session: &Session) -> Frame {
-        let inner = self.inner.lock();
-        let t = inner.clients.get(&session.id());
+        let clients = self.clients.read();
+        let t = clients.get(&session.id());
         let mut flags = Vec::new();
         let word = |w: &'static str| Frame::Bulk(Bytes::from_static(w.as_bytes()));
-        let f = t.map_or(0, |t| t.flags);
+        let f = t.map_or(0, Tracker::flags);
         let caching = session.tracking & CACHING != 0;
         flags.push(word(if f & ON != 0 { "on" } else { "off" }));
         if f & BCAST != 0 {
@@ -304,54 +407,28 @@ impl Tracking {
             (word("prefixes"), Frame::Array(prefixes)),
         ])
     }
-}
 
-/// Past `tracking-table-max-keys`, invalidate keys until the table fits.
-fn limit(inner: &mut Inner, engine: &Engine) {
-    let max = engine.config.ops.tracking_max_keys.load(Ordering::Relaxed);
-    if max <= 0 {
-        return;
-    }
-    while inner.keys.len() > max as usize {
-        // The table has no order worth keeping: any key will do, as Redis
-        // takes one by a random walk.
-        let Some(key) = inner.keys.keys().next().cloned() else {
-            break;
-        };
-        invalidate_key(inner, engine, 0, &key);
-    }
-}
-
-/// `key` changed: send its readers (those still tracking in default mode) an
-/// invalidation and forget it.
-fn invalidate_key(inner: &mut Inner, engine: &Engine, writer: u64, key: &[u8]) {
-    let Some(readers) = inner.keys.remove(key) else {
-        return;
-    };
-    inner.items -= readers.len();
-    let one = [Bytes::copy_from_slice(key)];
-    for id in readers {
-        let Some(t) = inner.clients.get_mut(&id) else {
-            continue;
-        };
-        if t.flags & BCAST != 0 || (t.flags & NOLOOP != 0 && id == writer) {
-            continue;
-        }
-        deliver(engine, t, &Payload::Keys(&one));
+    /// The BCAST prefixes client `id` has, for the overlap checks.
+    fn prefixes_of(&self, id: u64) -> Vec<Bytes> {
+        self.clients
+            .read()
+            .get(&id)
+            .map(|t| t.prefixes.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
 /// Queue one invalidation for tracking client `t`: on its own connection in
 /// RESP3, or on its redirect target's (a RESP3 push, or a RESP2 pub/sub
 /// message on `__redis__:invalidate` when the target has subscriptions).
-fn deliver(engine: &Engine, t: &mut Tracker, payload: &Payload<'_>) {
+fn deliver(engine: &Engine, t: &Tracker, payload: &Payload<'_>) {
     let tracker_resp3 = t.handle.resp.load(Ordering::Relaxed) == 3;
     let (target, redirected) = if t.redirect != 0 {
         let found = engine.clients.lock().get(&t.redirect).cloned();
         match found {
             Some(h) => (h, true),
             None => {
-                t.flags |= BROKEN;
+                t.flags.fetch_or(BROKEN, Ordering::Relaxed);
                 t.handle.tracking.fetch_or(BROKEN, Ordering::Relaxed);
                 if tracker_resp3 {
                     let mut out = BytesMut::new();
@@ -574,14 +651,7 @@ fn prefix_collision(ctx: &Ctx<'_>, prefixes: &[Bytes]) -> Collision {
         let n = a.len().min(b.len());
         a[..n] == b[..n]
     };
-    let existing: Vec<Bytes> = {
-        let inner = ctx.engine.tracking.inner.lock();
-        inner
-            .clients
-            .get(&ctx.session.id())
-            .map(|t| t.prefixes.iter().cloned().collect())
-            .unwrap_or_default()
-    };
+    let existing = ctx.engine.tracking.prefixes_of(ctx.session.id());
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     for (i, p) in prefixes.iter().enumerate() {
         if let Some(old) = existing.iter().find(|old| overlaps(old, p)) {
@@ -748,6 +818,51 @@ mod tests {
             ">2 $10 invalidate *2 $2 a1 $2 a2 >2 $10 invalidate *1 $2 b1 "
         );
         assert_eq!(t.engine.tracking.counts(), (1, 0, 0, 2));
+    }
+
+    /// Readers and writers on many threads, in every mode at once: no lock
+    /// order can deadlock, and every key a reader read after its last
+    /// invalidation is either still in the table or was invalidated.
+    #[test]
+    fn threads_track_and_write_without_deadlock() {
+        let t = std::sync::Arc::new(TestEngine::new());
+        let modes: [&[&str]; 4] = [
+            &["CLIENT", "TRACKING", "ON"],
+            &["CLIENT", "TRACKING", "ON", "NOLOOP"],
+            &["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "k1"],
+            &["CLIENT", "TRACKING", "ON", "OPTOUT"],
+        ];
+        let workers: Vec<_> = (0..8)
+            .map(|w| {
+                let t = t.clone();
+                let mode = modes[w % 4];
+                std::thread::spawn(move || {
+                    let mut s = t.other_session();
+                    s.set_proto(Protocol::Resp3);
+                    run(&t, &mut s, mode);
+                    for i in 0..400 {
+                        let key = format!("k{}", (i * 7 + w) % 23);
+                        match i % 5 {
+                            0 => run(&t, &mut s, &["SET", &key, "v"]),
+                            1 => run(&t, &mut s, &["FLUSHALL"]),
+                            2 => run(&t, &mut s, &["CLIENT", "TRACKING", "OFF"]),
+                            3 => run(&t, &mut s, mode),
+                            _ => run(&t, &mut s, &["MGET", &key, "k1", "k2"]),
+                        };
+                        t.engine.tracking.broadcast(&t.engine);
+                        t.engine.tracking.cron(&t.engine);
+                        let _ = taken(&s.handle);
+                    }
+                    t.engine.disconnect(&mut s);
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().expect("worker");
+        }
+        let (clients, keys, items, prefixes) = t.engine.tracking.counts();
+        assert_eq!((clients, prefixes), (0, 0));
+        assert!(items >= keys);
     }
 
     #[test]
