@@ -386,6 +386,18 @@ def test_expired_keys_are_invalidated(conns, r):
     assert c.read() == invalidate("ex")
 
 
+def test_a_key_found_expired_is_invalidated_once(conns, r):
+    c = conns()
+    c.cmd("CLIENT", "TRACKING", "on")
+    c.cmd("SET", "lx", "1", "PX", "50")
+    c.cmd("GET", "lx")
+    time.sleep(0.1)
+    # Whether the active cycle or this read removes it, the reader hears once.
+    assert r.get("lx") is None
+    assert c.read() == invalidate("lx")
+    assert c.nothing_pending()
+
+
 # ---------------------------------------------------------------------------
 # Redirection
 

@@ -866,6 +866,30 @@ mod tests {
     }
 
     #[test]
+    fn expiry_lazy_or_active_invalidates() {
+        let t = TestEngine::new();
+        let mut c = t.other_session();
+        c.set_proto(Protocol::Resp3);
+        let mut other = t.other_session();
+        run(&t, &mut c, &["CLIENT", "TRACKING", "ON"]);
+        run(&t, &mut c, &["SET", "lazy", "1", "PX", "100"]);
+        run(&t, &mut c, &["SET", "active", "1", "PX", "100"]);
+        run(&t, &mut c, &["MGET", "lazy", "active"]);
+        t.clock.advance(200);
+        // Another client finds `lazy` expired: its reader is told.
+        assert_eq!(run(&t, &mut other, &["GET", "lazy"]), Frame::Null);
+        assert_eq!(taken(&c.handle), ">2 $10 invalidate *1 $4 lazy ");
+        let mut cursor = crate::expire::ExpireCursor::default();
+        crate::expire::active_expire_cycle(
+            &t.engine,
+            &mut cursor,
+            std::time::Duration::from_secs(1),
+        );
+        assert_eq!(taken(&c.handle), ">2 $10 invalidate *1 $6 active ");
+        assert_eq!(t.engine.tracking.counts().1, 0);
+    }
+
+    #[test]
     fn the_table_is_kept_within_its_limit() {
         let t = TestEngine::new();
         t.engine
