@@ -608,3 +608,19 @@ def test_idle_tracking_clients_time_out_subscribers_do_not():
         finally:
             for c in (tracker, target, redirecting, sub):
                 c.close()
+
+
+def test_pushes_reach_a_blocked_client(conns, r):
+    c = conns()
+    c.cmd("CLIENT", "TRACKING", "on")
+    c.cmd("GET", "k")
+    assert c.cmd("SUBSCRIBE", "ch") == ("push", ["subscribe", "ch", 1])
+    c.send("BLPOP", "list", "0")
+    time.sleep(0.1)
+    r.set("k", "1")
+    r.publish("ch", "m")
+    # Written while the BLPOP still waits, as Redis writes them.
+    assert c.read() == invalidate("k")
+    assert c.read() == ("push", ["message", "ch", "m"])
+    r.rpush("list", "x")
+    assert c.read() == ["list", "x"]

@@ -799,11 +799,30 @@ async fn wait_blocked(
         }
     };
     let handle = session.handle.clone();
-    tokio::select! {
-        _ = BlockWait(slot.clone()) => {}
-        _ = sleep => engine.cancel_block(session),
-        // Closed or killed: disconnecting removes the waiter.
-        _ = read_while_waiting(engine, &handle, stream, rbuf, wake) => return None,
+    tokio::pin!(sleep);
+    // Pushes (invalidations, RESP3 pub/sub messages) go out while it waits.
+    let feed = handle.pushes.get().cloned();
+    loop {
+        tokio::select! {
+            _ = BlockWait(slot.clone()) => break,
+            _ = &mut sleep => {
+                engine.cancel_block(session);
+                break;
+            }
+            // Closed or killed: disconnecting removes the waiter.
+            _ = read_while_waiting(engine, &handle, stream, rbuf, wake) => return None,
+            Some(f) = async { feed.as_ref()?.ready().await; feed.as_ref() } => {
+                let mut out = BytesMut::new();
+                f.take_into(&mut out);
+                engine
+                    .stats
+                    .net_output_bytes
+                    .fetch_add(out.len() as u64, Ordering::Relaxed);
+                if stream.write_all(&out).await.is_err() {
+                    return None;
+                }
+            }
+        }
     }
     // Given up: the slot closes at once, or soon if a writer served the client
     // just before; that reply then wins.
