@@ -93,7 +93,6 @@ const CLUSTER: &str = "cluster";
 const DEFRAG: &str = "active defragmentation";
 const STREAMS: &str = "streams";
 const HLL: &str = "HyperLogLog";
-const TRACKING: &str = "client-side caching (tracking)";
 const UNIX_SOCKET: &str = "Unix socket listeners";
 const MODULES: &str = "modules";
 const SYSLOG: &str = "syslog logging";
@@ -423,13 +422,7 @@ pub static DIRECTIVES: &[Directive] = &[
     later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
     later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
     later(HLL, "hll-sparse-max-bytes", "3000", mem(0), true),
-    later(
-        TRACKING,
-        "tracking-table-max-keys",
-        "1000000",
-        int(0, I64),
-        true,
-    ),
+    d("tracking-table-max-keys", "1000000", int(0, I64), true),
     later(
         DUMP,
         "sanitize-dump-payload",
@@ -1923,6 +1916,8 @@ pub struct OpsHot {
     pub notify: crate::notify::Notifications,
     /// DEBUG SET-ACTIVE-EXPIRE 0: the active expiry cycle does not run.
     pub active_expire_off: std::sync::atomic::AtomicBool,
+    /// `tracking-table-max-keys`; 0 means no limit.
+    pub tracking_max_keys: AtomicI64,
 }
 
 impl Config {
@@ -1938,6 +1933,8 @@ impl Config {
             .store(self.get_bool("latency-tracking"), Ordering::Relaxed);
         o.busy_reply_ms
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
+        o.tracking_max_keys
+            .store(self.get_i64("tracking-table-max-keys"), Ordering::Relaxed);
         *o.percentiles.write() = self
             .get("latency-tracking-info-percentiles")
             .split_whitespace()

@@ -212,7 +212,7 @@ impl<'a> Ctx<'a> {
     /// only those keys' WATCHes are invalidated, as in Redis.
     pub fn modified(&mut self, db: usize, key: &[u8]) {
         let list = self.modified.get_or_insert_with(Vec::new);
-        if self.engine.watches.any() {
+        if self.engine.watches.any() || self.engine.tracking.active() {
             list.push((db, Bytes::copy_from_slice(key)));
         }
     }

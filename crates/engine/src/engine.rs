@@ -100,6 +100,8 @@ pub struct Engine {
     pub scripting: crate::scripting::Scripting,
     /// Pub/sub subscriptions.
     pub pubsub: crate::pubsub::PubSub,
+    /// Client-side caching: tracking clients and the keys they read.
+    pub tracking: crate::tracking::Tracking,
 }
 
 pub struct EngineBuilder {
@@ -173,6 +175,7 @@ impl EngineBuilder {
             me: std::sync::OnceLock::new(),
             scripting: crate::scripting::Scripting::default(),
             pubsub: crate::pubsub::PubSub::default(),
+            tracking: crate::tracking::Tracking::default(),
         }
     }
 }
@@ -234,6 +237,7 @@ impl Engine {
         self.drop_block(session);
         crate::monitor::stop(self, session);
         self.pubsub.drop_all(session);
+        self.tracking.disable(session);
         self.watches.unwatch_all(session);
         self.clients.lock().remove(&session.id());
         self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);

@@ -98,7 +98,15 @@ impl Engine {
     /// Run one command of a batch that shares `tick` (see [`Tick`]). Clients
     /// blocked on keys the command filled are served before it returns.
     pub fn execute_with(&self, session: &mut Session, argv: Vec<Bytes>, tick: &mut Tick) -> Frame {
+        // CLIENT CACHING covers one command (see crate::tracking::end_caching).
+        let caching = (session.tracking & crate::tracking::CACHING != 0).then(|| {
+            argv.first()
+                .is_some_and(|n| n.eq_ignore_ascii_case(b"CLIENT"))
+        });
         let (reply, ready) = self.execute_once(session, argv, tick);
+        if let Some(was_client) = caching {
+            crate::tracking::end_caching(session, was_client);
+        }
         if !ready.is_empty() {
             self.serve_ready(ready);
         }
@@ -343,11 +351,16 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         crate::monitor::feed(ctx, spec, argv);
     }
     let changed = ctx.dirty > dirty_before;
-    if changed && engine.watches.any() {
+    let tracking = engine.tracking.active();
+    if changed && (engine.watches.any() || tracking) {
+        let mut touched = Vec::new();
         match ctx.modified.take() {
             Some(keys) => {
                 for (db, key) in keys {
                     engine.watches.touch(db, &key);
+                    if tracking {
+                        touched.push(key);
+                    }
                 }
             }
             None => {
@@ -355,8 +368,14 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
                 spec.keys.positions(argv, &mut pos);
                 for i in pos {
                     engine.watches.touch(ctx.session.db, &argv[i]);
+                    if tracking {
+                        touched.push(argv[i].clone());
+                    }
                 }
             }
+        }
+        if tracking {
+            crate::tracking::changed(ctx, &touched);
         }
     }
     if changed && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
@@ -370,6 +389,9 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     }
     // Keys that expired on access are deleted; log those before the command.
     drain_expired(ctx, effects_before);
+    if tracking {
+        crate::tracking::after_read(ctx, spec, argv);
+    }
     if track_new {
         crate::notify::publish_created(ctx, false);
     }
@@ -419,6 +441,8 @@ pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
     let mut expired = 0u64;
     let sink = engine.logging();
     let mut lazy: Vec<(usize, Vec<Bytes>)> = Vec::new();
+    let tracking = engine.tracking.active();
+    let mut lazy_keys: Vec<Bytes> = Vec::new();
     ctx.guards.for_each(|shard| {
         for db in 0..shard.databases() {
             let t = shard.db(db);
@@ -429,6 +453,9 @@ pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
                     expired += 1;
                     // Redis treats a watched key that expired as modified.
                     engine.watches.touch(db, k.as_slice());
+                    if tracking {
+                        lazy_keys.push(Bytes::copy_from_slice(k.as_slice()));
+                    }
                     if notify {
                         crate::notify::notify(engine, class, "expired", db, k.as_slice());
                     }
@@ -450,6 +477,9 @@ pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
             .stats
             .expired_keys
             .fetch_add(expired, Ordering::Relaxed);
+    }
+    if !lazy_keys.is_empty() {
+        crate::tracking::changed(ctx, &lazy_keys);
     }
     if !lazy.is_empty() {
         let at = at.min(ctx.effects.len());

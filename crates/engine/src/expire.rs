@@ -71,6 +71,9 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
                             ));
                         }
                     }
+                    if engine.tracking.active() {
+                        crate::tracking::expired(engine, &keys);
+                    }
                     if !dels.is_empty() {
                         if engine.persist.aof.on() {
                             engine.persist.aof.append(&dels, now);

@@ -29,6 +29,7 @@ pub mod slowlog;
 pub mod spec;
 pub mod stats;
 pub mod table;
+pub mod tracking;
 pub mod watch;
 
 pub use ctx::Ctx;

@@ -83,7 +83,8 @@ pub struct MonitorFeed {
     state: Mutex<FeedState>,
     /// The client fed, when its output buffer limits apply to the feed: a
     /// push that takes it past them is dropped and the client closed.
-    owner: Option<Arc<ClientHandle>>,
+    /// Weak: the client's handle keeps its own push feed.
+    owner: Option<std::sync::Weak<ClientHandle>>,
 }
 
 #[derive(Default)]
@@ -107,7 +108,7 @@ impl MonitorFeed {
         MonitorFeed {
             client_id: handle.id,
             state: Mutex::new(FeedState::default()),
-            owner: Some(handle.clone()),
+            owner: Some(Arc::downgrade(handle)),
         }
     }
 
@@ -117,8 +118,8 @@ impl MonitorFeed {
             return;
         }
         s.lines.extend_from_slice(line);
-        if let Some(h) = &self.owner {
-            if !self.within_limits(h, &mut s, line.len()) {
+        if let Some(h) = self.owner.as_ref().and_then(std::sync::Weak::upgrade) {
+            if !self.within_limits(&h, &mut s, line.len()) {
                 return;
             }
         }
@@ -167,7 +168,7 @@ impl MonitorFeed {
     /// `n` queued bytes left the feed: the owner's count of queued pushes
     /// (summed over its feeds) drops by as much.
     fn unqueue(&self, n: usize) {
-        if let Some(h) = &self.owner {
+        if let Some(h) = self.owner.as_ref().and_then(std::sync::Weak::upgrade) {
             if n > 0 {
                 h.bufs.output.queued.fetch_sub(n, Ordering::Relaxed);
             }

@@ -115,7 +115,7 @@ impl PubSub {
         let handle = session.handle.clone();
         let subs = session.pubsub.get_or_insert_with(|| {
             Box::new(Subscriptions {
-                feed: Arc::new(MonitorFeed::for_client(&handle)),
+                feed: handle.push_feed().0,
                 names: Default::default(),
             })
         });

@@ -50,6 +50,13 @@ pub struct ClientHandle {
     pub blocked: AtomicBool,
     /// Channel, pattern and shard-channel subscriptions, for CLIENT LIST.
     pub subs: [AtomicUsize; 3],
+    /// CLIENT TRACKING state for CLIENT LIST (`tracking::ON`, `BCAST`, `BROKEN`).
+    pub tracking: AtomicU8,
+    /// CLIENT TRACKING's REDIRECT id (0: none), -1 when not tracking.
+    pub redirect: std::sync::atomic::AtomicI64,
+    /// Messages queued for this client between replies (subscriptions,
+    /// invalidations), created when the first is due.
+    pub pushes: std::sync::OnceLock<Arc<crate::monitor::MonitorFeed>>,
 }
 
 /// A connection's buffer sizes as its task last published them, for CLIENT
@@ -142,7 +149,21 @@ impl ClientHandle {
             paused: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             subs: Default::default(),
+            tracking: AtomicU8::new(0),
+            redirect: std::sync::atomic::AtomicI64::new(-1),
+            pushes: std::sync::OnceLock::new(),
         }
+    }
+
+    /// This client's push feed, and whether this call created it.
+    /// The feed counts toward the client's output buffer limits.
+    pub fn push_feed(self: &Arc<Self>) -> (Arc<crate::monitor::MonitorFeed>, bool) {
+        let mut created = false;
+        let feed = self.pushes.get_or_init(|| {
+            created = true;
+            Arc::new(crate::monitor::MonitorFeed::for_client(self))
+        });
+        (feed.clone(), created)
     }
 
     /// Ask the connection to close (CLIENT KILL, SHUTDOWN).
@@ -197,6 +218,8 @@ pub struct Session {
     pub reply_flags: u8,
     /// The client's pub/sub subscriptions, once it has subscribed.
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// CLIENT TRACKING mode, `tracking::*` bits; zero when not tracking.
+    pub tracking: u8,
 }
 
 /// CLIENT REPLY OFF: no reply is sent until CLIENT REPLY ON.
@@ -258,17 +281,24 @@ impl Session {
             postponed: None,
             reply_flags: 0,
             pubsub: None,
+            tracking: 0,
         }
     }
 
     /// The queue of lines or messages this connection is sent between
-    /// replies: MONITOR's, or its subscriptions'.
+    /// replies: MONITOR's, or its subscriptions' and invalidations'.
     pub fn push_feed(&self) -> Option<Arc<crate::monitor::MonitorFeed>> {
-        match (&self.monitor, &self.pubsub) {
-            (Some(f), _) => Some(f.clone()),
-            (None, Some(s)) => Some(s.feed.clone()),
-            (None, None) => None,
+        match &self.monitor {
+            Some(f) => Some(f.clone()),
+            None => self.handle.pushes.get().cloned(),
         }
+    }
+
+    /// Whether the connection has a queue to drain between replies: one
+    /// check, made once per read.
+    #[inline]
+    pub fn has_push_feed(&self) -> bool {
+        self.monitor.is_some() || self.handle.pushes.get().is_some()
     }
 
     pub fn id(&self) -> u64 {

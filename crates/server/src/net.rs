@@ -646,7 +646,7 @@ async fn connection_loop(
     let mut progress: Option<Progress> = None;
     let mut pending = Pending::default();
     loop {
-        let read = if session.monitor.is_some() || session.pubsub.is_some() {
+        let read = if session.has_push_feed() {
             monitor_read(engine, session, stream, &mut rbuf, wake).await?
         } else {
             read_some(engine, &handle, stream, &mut rbuf, wake).await?
@@ -669,9 +669,9 @@ async fn connection_loop(
         }
         BufferStats::set(&bufs.qbuf, rbuf.len());
         BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
-        if let Some(subs) = session.pubsub.as_ref() {
+        if let Some(feed) = session.handle.pushes.get() {
             // Messages that arrived before these commands go out before their replies.
-            flush_messages(engine, session, &subs.feed, &mut wbuf);
+            flush_messages(feed, &mut wbuf);
         }
         engine
             .stats
@@ -687,6 +687,9 @@ async fn connection_loop(
             false,
         );
         loop {
+            if engine.tracking.active() {
+                broadcast_invalidations(engine, session, &mut wbuf);
+            }
             if matches!(step, Step::Close) && exiting(engine, &handle) {
                 return Ok(());
             }
@@ -821,11 +824,27 @@ async fn wait_blocked(
         }
     };
     let handle = session.handle.clone();
-    tokio::select! {
-        _ = BlockWait(slot.clone()) => {}
-        _ = sleep => engine.cancel_block(session),
-        // Closed or killed: disconnecting removes the waiter.
-        _ = read_while_waiting(engine, &handle, stream, rbuf, wake) => return None,
+    tokio::pin!(sleep);
+    // Pushes (invalidations, RESP3 pub/sub messages) go out while it waits.
+    let feed = handle.pushes.get().cloned();
+    loop {
+        tokio::select! {
+            _ = BlockWait(slot.clone()) => break,
+            _ = &mut sleep => {
+                engine.cancel_block(session);
+                break;
+            }
+            // Closed or killed: disconnecting removes the waiter.
+            _ = read_while_waiting(engine, &handle, stream, rbuf, wake) => return None,
+            Some(f) = async { feed.as_ref()?.ready().await; feed.as_ref() } => {
+                let mut out = BytesMut::new();
+                f.take_into(&mut out);
+                // Written like replies: counted, and under the output limits.
+                if !matches!(write_replies(engine, &handle, stream, &mut out, wake).await, Ok(true)) {
+                    return None;
+                }
+            }
+        }
     }
     // Given up: the slot closes at once, or soon if a writer served the client
     // just before; that reply then wins.
@@ -1012,6 +1031,12 @@ fn process_batch(
         } else {
             send_reply(session, flags_before, &reply, wbuf);
         }
+        if session.tracking != 0 {
+            // Invalidations of this client's own writes follow the reply.
+            if let Some(feed) = session.handle.pushes.get() {
+                flush_messages(feed, wbuf);
+            }
+        }
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
         }
@@ -1053,24 +1078,23 @@ fn send_reply(session: &mut Session, before: u8, reply: &Frame, wbuf: &mut Bytes
     }
 }
 
-/// Move the messages queued for a subscriber to its reply buffer (dropped
-/// while its replies are off, as Redis drops them).
-fn flush_messages(
-    engine: &Engine,
-    session: &Session,
-    feed: &keel_engine::monitor::MonitorFeed,
-    wbuf: &mut BytesMut,
-) {
-    let before = wbuf.len();
-    feed.take_into(wbuf);
-    if session.reply_flags & keel_engine::session::REPLY_OFF != 0 {
-        wbuf.truncate(before);
-    } else {
-        engine
-            .stats
-            .net_output_bytes
-            .fetch_add((wbuf.len() - before) as u64, Ordering::Relaxed);
+/// After a batch, before its replies go: keys it changed under BCAST prefixes
+/// are broadcast, this client's own share following its replies.
+#[cold]
+fn broadcast_invalidations(engine: &Engine, session: &Session, wbuf: &mut BytesMut) {
+    engine.tracking.broadcast(engine);
+    if session.tracking != 0 {
+        if let Some(feed) = session.handle.pushes.get() {
+            flush_messages(feed, wbuf);
+        }
     }
+}
+
+/// Move the messages queued for this client (subscriptions, invalidations)
+/// to its reply buffer, which counts them as output when written. Redis 7.0
+/// sends them even while CLIENT REPLY is off.
+fn flush_messages(feed: &keel_engine::monitor::MonitorFeed, wbuf: &mut BytesMut) {
+    feed.take_into(wbuf);
 }
 
 /// Read for a monitoring client: while it sends nothing, write the lines fed to
@@ -1097,17 +1121,27 @@ async fn monitor_read(
             rbuf.reserve(READ_CHUNK);
             BufferStats::set(&session.handle.bufs.qbuf_cap, rbuf.capacity());
         }
+        let idle_left = idle_left(engine, session);
         tokio::select! {
             r = stream.read_buf(rbuf) => return Ok(match r? {
                 0 => Wait::Closed,
                 n => Wait::Read(n),
             }),
             _ = wake.notified() => return Ok(Wait::Woken),
+            _ = async {
+                match idle_left {
+                    Some(left) => tokio::time::sleep(left).await,
+                    None => std::future::pending().await,
+                }
+            } => return Ok(Wait::Closed),
             _ = feed.ready() => {
                 feed.take_into(&mut lines);
-                // Written like replies: under the output buffer limits, and
+                // MONITOR's lines are dropped while replies are off, pushes are
+                // not. Written like replies: under the output buffer limits, and
                 // a client killed while the socket is full is let go at once.
-                if session.reply_flags & keel_engine::session::REPLY_OFF == 0
+                let off = session.reply_flags & keel_engine::session::REPLY_OFF != 0;
+                let dropped = off && session.monitor.is_some();
+                if !dropped
                     && !lines.is_empty()
                     && !write_replies(engine, &session.handle, stream, &mut lines, wake).await?
                 {
@@ -1117,6 +1151,22 @@ async fn monitor_read(
             }
         }
     }
+}
+
+/// How long a client with a push feed may stay idle before `timeout` closes
+/// it: monitors and subscribers never time out, as in Redis; a client that
+/// only receives invalidations does.
+fn idle_left(engine: &Engine, session: &Session) -> Option<Duration> {
+    let timeout = engine.config.idle_timeout_s();
+    if timeout <= 0 || session.monitor.is_some() || keel_engine::pubsub::subscribed(session) {
+        return None;
+    }
+    let idle_ms = engine
+        .now_ms()
+        .saturating_sub(session.handle.last_interaction_ms.load(Ordering::Relaxed));
+    Some(Duration::from_millis(
+        (timeout as u64 * 1000).saturating_sub(idle_ms),
+    ))
 }
 
 /// Wait until CLIENT PAUSE ends (UNPAUSE or its deadline) so the held command

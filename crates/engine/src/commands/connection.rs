@@ -293,6 +293,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     ctx.session.set_no_touch(false);
     crate::monitor::stop(ctx.engine, ctx.session);
     ctx.engine.pubsub.drop_all(ctx.session);
+    ctx.engine.tracking.disable(ctx.session);
     // Replies are switched back on before RESET answers; a SKIP in effect
     // still hides its answer.
     ctx.session.reply_flags &= crate::session::REPLY_SKIP;
@@ -325,6 +326,10 @@ pub(crate) const CLIENT: CommandSpec = CommandSpec {
         &CLIENT_UNPAUSE,
         &CLIENT_REPLY,
         &CLIENT_UNBLOCK,
+        &CLIENT_TRACKING,
+        &CLIENT_CACHING,
+        &CLIENT_GETREDIR,
+        &CLIENT_TRACKINGINFO,
         &CLIENT_HELP,
     ],
     run: super::container,
@@ -499,6 +504,7 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     if h.paused.load(Ordering::Relaxed) || h.blocked.load(Ordering::Relaxed) {
         flags.push('b');
     }
+    crate::tracking::list_flags(h, &mut flags);
     if h.no_evict.load(Ordering::Relaxed) {
         flags.push('e');
     }
@@ -528,7 +534,7 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
     };
     format!(
         "id={} addr={} laddr={} fd={} name={} age={age} idle={idle} flags={flags} db={} \
-         sub={} psub={} ssub={} multi={multi} {} cmd={cmd} user=default redir=-1 resp={} \
+         sub={} psub={} ssub={} multi={multi} {} cmd={cmd} user=default redir={} resp={} \
          lib-name={} lib-ver={}\n",
         h.id,
         h.addr,
@@ -540,6 +546,7 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
         subs[1],
         subs[2],
         buffer_fields(h, argv_mem),
+        h.redirect.load(Ordering::Relaxed),
         h.resp.load(Ordering::Relaxed),
         text(&h.lib_name),
         text(&h.lib_ver),
@@ -970,6 +977,76 @@ fn client_no_touch(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdE
     Ok(Frame::ok())
 }
 
+pub(crate) const CLIENT_TRACKING: CommandSpec = CommandSpec {
+    name: "CLIENT|TRACKING",
+    group: Group::Connection,
+    arity: -3,
+    flags: CLIENT_SUB,
+    keys: Keys::None,
+    summary: "Enable or disable server assisted client side caching support",
+    since: "6.0.0",
+    complexity: "O(1). Some options may introduce additional complexity.",
+    subcommands: &[],
+    run: client_tracking,
+};
+
+fn client_tracking(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    crate::tracking::client_tracking(ctx, args.argv())
+}
+
+pub(crate) const CLIENT_CACHING: CommandSpec = CommandSpec {
+    name: "CLIENT|CACHING",
+    group: Group::Connection,
+    arity: 3,
+    flags: CLIENT_SUB,
+    keys: Keys::None,
+    summary: "Instruct the server about tracking or not keys in the next request",
+    since: "6.0.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: client_caching,
+};
+
+fn client_caching(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let opt = args.next_arg()?;
+    crate::tracking::client_caching(ctx, opt)
+}
+
+pub(crate) const CLIENT_GETREDIR: CommandSpec = CommandSpec {
+    name: "CLIENT|GETREDIR",
+    group: Group::Connection,
+    arity: 2,
+    flags: CLIENT_SUB,
+    keys: Keys::None,
+    summary: "Get tracking notifications redirection client ID if any",
+    since: "6.0.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: client_getredir,
+};
+
+fn client_getredir(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    Ok(crate::tracking::client_getredir(ctx))
+}
+
+pub(crate) const CLIENT_TRACKINGINFO: CommandSpec = CommandSpec {
+    name: "CLIENT|TRACKINGINFO",
+    group: Group::Connection,
+    arity: 2,
+    flags: CLIENT_SUB,
+    keys: Keys::None,
+    summary:
+        "Return information about server assisted client side caching for the current connection",
+    since: "6.2.0",
+    complexity: "O(1)",
+    subcommands: &[],
+    run: client_trackinginfo,
+};
+
+fn client_trackinginfo(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    Ok(crate::tracking::client_trackinginfo(ctx))
+}
+
 pub(crate) const CLIENT_HELP: CommandSpec = CommandSpec {
     name: "CLIENT|HELP",
     group: Group::Connection,
@@ -1025,6 +1102,14 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdErr
         "    Send replies, stop sending them, or leave out the next one.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> ...] [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Turn invalidation messages for keys this connection reads on or off.",
+        "CACHING (YES|NO)",
+        "    In OPTIN or OPTOUT mode: whether the next command's keys are tracked.",
+        "GETREDIR",
+        "    The client invalidation messages are redirected to, 0 for none, -1 when not tracking.",
+        "TRACKINGINFO",
+        "    This connection's tracking mode, redirect and prefixes.",
         "HELP",
         "    Print this help.",
     ]))

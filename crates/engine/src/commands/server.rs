@@ -84,6 +84,7 @@ fn flushdb(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     flush_mode(args)?;
     let db = ctx.db();
     touch_existing(ctx, |d| d == db, |_| None);
+    ctx.engine.tracking.flushed(ctx.engine);
     let mut n = 0;
     ctx.for_each_shard(|s| n += s.db(db).clear());
     ctx.dirty(n as u64 + 1);
@@ -106,6 +107,7 @@ pub(crate) const FLUSHALL: CommandSpec = CommandSpec {
 fn flushall(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     flush_mode(args)?;
     touch_existing(ctx, |_| true, |_| None);
+    ctx.engine.tracking.flushed(ctx.engine);
     let mut n = 0;
     ctx.for_each_shard(|s| {
         for db in 0..s.databases() {
@@ -288,7 +290,7 @@ fn info_clients(e: &Engine, out: &mut String) {
         "{}",
         e.blocking.blocked_clients() + e.pause.waiting()
     );
-    field!(out, "tracking_clients", "0");
+    field!(out, "tracking_clients", "{}", e.tracking.counts().0);
     field!(out, "clients_in_timeout_table", "0");
 }
 
@@ -620,6 +622,10 @@ fn info_stats(e: &Engine, out: &mut String) {
     crate::commands::pubsub::info_fields(e, out);
     field!(out, "latest_fork_usec", "0");
     field!(out, "total_forks", "0");
+    let (_, keys, items, prefixes) = e.tracking.counts();
+    field!(out, "tracking_total_keys", "{keys}");
+    field!(out, "tracking_total_items", "{items}");
+    field!(out, "tracking_total_prefixes", "{prefixes}");
     field!(out, "unexpected_error_replies", "0");
     field!(out, "total_error_replies", "{}", st.error_replies());
 }
