@@ -3,7 +3,7 @@
 //! its class's hard limit, and one under the default limits is not. Each test
 //! runs against Keel and against redis-server, which behave alike.
 
-use keel_testkit::{free_port, start_with};
+use keel_testkit::{stable_port, start_with};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -69,7 +69,7 @@ fn a_stalled_subscriber_is_closed_at_the_pubsub_hard_limit() {
 fn stalled_subscriber_is_closed(kind: &str) {
     let server = start_with(
         kind,
-        free_port(),
+        stable_port(),
         &["--client-output-buffer-limit", "pubsub 1mb 256kb 60"],
     );
     let mut sub = stalled_subscriber(server.port);
@@ -91,7 +91,7 @@ fn stalled_subscriber_is_closed(kind: &str) {
 #[test]
 fn the_default_limits_keep_a_subscriber_stalled_for_a_few_megabytes() {
     for kind in ["keel", "redis"] {
-        let server = start_with(kind, free_port(), &[]);
+        let server = start_with(kind, stable_port(), &[]);
         let _sub = stalled_subscriber(server.port);
         // Under the default 32 MiB hard limit a few megabytes do not close it.
         assert_eq!(
