@@ -85,7 +85,7 @@ const fn mem(min: i64) -> Kind {
 }
 
 // The features a later version of Keel brings, named in refusals.
-const MAXMEMORY: &str = "maxmemory and eviction";
+const CLIENT_EVICTION: &str = "client eviction";
 const REPLICATION: &str = "replication";
 const ACL: &str = "ACL";
 const TLS: &str = "TLS";
@@ -297,7 +297,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("maxmemory-samples", "5", int(1, I32), true),
     d("maxmemory-eviction-tenacity", "10", int(0, 100), true),
     later(
-        MAXMEMORY,
+        CLIENT_EVICTION,
         "maxmemory-clients",
         "0",
         Kind::MemoryOrPercent,
@@ -1474,7 +1474,7 @@ mod table_tests {
             c.set(name, &[ok], false).expect(name);
         }
         for (name, bad, feature) in [
-            ("maxmemory-clients", "10%", MAXMEMORY),
+            ("maxmemory-clients", "10%", CLIENT_EVICTION),
             ("tls-port", "6380", TLS),
             ("activedefrag", "yes", DEFRAG),
         ] {
@@ -1485,8 +1485,8 @@ mod table_tests {
             );
         }
         assert_eq!(
-            ConfigError::NotAvailable(MAXMEMORY).to_string(),
-            "maxmemory and eviction is not available in this build of Keel"
+            ConfigError::NotAvailable(CLIENT_EVICTION).to_string(),
+            "client eviction is not available in this build of Keel"
         );
         // Validation comes first, with Redis's texts.
         assert_eq!(

@@ -265,6 +265,23 @@ pub(crate) fn refusal(engine: &Engine, session: &mut Session, spec: &CommandSpec
     CmdError::msg(format!("EXECABORT Transaction discarded because of: {OOM}"))
 }
 
+/// CONFIG SET maxmemory: like Redis, start evicting down to the new limit
+/// at once rather than at the next command. Inside EXEC the transaction's
+/// shards are held, so this waits for the next command instead.
+pub(crate) fn maxmemory_changed(ctx: &crate::ctx::Ctx<'_>) {
+    if ctx.guards.indices().is_empty() {
+        evict_down(ctx.engine, true);
+    }
+}
+
+/// The server's cron: finish evicting what the last command ran out of
+/// time for (Redis's eviction time event). One load when nothing lags.
+pub fn cron(engine: &Engine) {
+    if engine.evictor.lagging.load(Ordering::Relaxed) {
+        evict_down(engine, false);
+    }
+}
+
 /// Whether memory is over `maxmemory` now, without evicting: what scripts
 /// check before their first write that may grow memory.
 pub(crate) fn still_over(engine: &Engine) -> bool {
@@ -276,6 +293,12 @@ pub(crate) fn still_over(engine: &Engine) -> bool {
 /// true when the command should be refused if it may grow memory. The
 /// caller checked that `maxmemory` is set.
 pub(crate) fn over_limit(engine: &Engine) -> bool {
+    evict_down(engine, false)
+}
+
+/// Evict toward `maxmemory`; within the tenacity's time budget unless
+/// `unbounded`. True if memory is still over and nothing more can go.
+fn evict_down(engine: &Engine, unbounded: bool) -> bool {
     let limits = &engine.config.ops.evict;
     let max = limits.maxmemory();
     let used = || (engine.used_memory)().saturating_sub(not_counted(engine));
@@ -293,7 +316,7 @@ pub(crate) fn over_limit(engine: &Engine) -> bool {
     // Redis's tenacity: 500us of eviction at 10, growing by 15% per step;
     // 100 means no limit.
     let tenacity = limits.tenacity.load(Ordering::Relaxed);
-    let budget_us = if tenacity >= 100 {
+    let budget_us = if tenacity >= 100 || unbounded {
         u64::MAX
     } else {
         (500.0 * 1.15f64.powi(tenacity as i32 - 10)) as u64

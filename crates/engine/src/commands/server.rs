@@ -977,6 +977,9 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         }
     }
     apply_net(ctx.engine, &chosen, &old)?;
+    if chosen.iter().any(|(d, _)| d.name == "maxmemory") {
+        crate::evict::maxmemory_changed(ctx);
+    }
     if chosen.iter().any(|(d, _)| d.name == "loglevel") {
         config::set_log_verbosity(&cfg.get("loglevel"));
     }
