@@ -274,6 +274,12 @@ def test_evictions_are_announced_and_invalidate_watches():
         tx.set("plain", "changed")
         r.config_set("maxmemory", 1)
         r.get("plain")  # any command gives eviction a chance
+        time.sleep(0.2)
+        # Memory stays over the limit: the time it has been is reported.
+        stats = r.info("stats")
+        assert stats["current_eviction_exceeded_time"] >= 150
+        assert stats["total_eviction_exceeded_time"] >= stats["current_eviction_exceeded_time"]
+        assert stats["evicted_clients"] == 0
         r.config_set("maxmemory", 0)
         assert r.exists("watched") == 0
         with pytest.raises(redis.WatchError):
@@ -282,7 +288,9 @@ def test_evictions_are_announced_and_invalidate_watches():
         assert msg["channel"] == "__keyevent@0__:evicted" and msg["data"] == "watched"
         assert evicted(r) == 1
         r.config_resetstat()
-        assert evicted(r) == 0
+        stats = r.info("stats")
+        assert stats["evicted_keys"] == 0
+        assert stats["total_eviction_exceeded_time"] == 0
         ps.close()
 
 

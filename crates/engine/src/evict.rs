@@ -213,6 +213,10 @@ pub struct Evictor {
     pub lagging: AtomicBool,
     /// INFO stats `evicted_keys`.
     pub evicted_keys: AtomicU64,
+    /// Since when (µs after start, plus one; 0 for not) memory has stayed
+    /// over the limit, and the total of past such periods.
+    exceeded_since_us: AtomicU64,
+    exceeded_total_us: AtomicU64,
 }
 
 /// Bytes not counted against `maxmemory`; Keel's AOF buffer is written out
@@ -269,7 +273,9 @@ pub(crate) fn refusal(engine: &Engine, session: &mut Session, spec: &CommandSpec
 /// at once rather than at the next command. Inside EXEC the transaction's
 /// shards are held, so this waits for the next command instead.
 pub(crate) fn maxmemory_changed(ctx: &crate::ctx::Ctx<'_>) {
-    if ctx.guards.indices().is_empty() {
+    // As in Redis, setting 0 does nothing more: not even closing the
+    // eviction_exceeded_time period, which the next limit's check does.
+    if ctx.engine.config.ops.evict.maxmemory() != 0 && ctx.guards.indices().is_empty() {
         evict_down(ctx.engine, true);
     }
 }
@@ -299,19 +305,50 @@ pub(crate) fn over_limit(engine: &Engine) -> bool {
 /// Evict toward `maxmemory`; within the tenacity's time budget unless
 /// `unbounded`. True if memory is still over and nothing more can go.
 fn evict_down(engine: &Engine, unbounded: bool) -> bool {
+    let outcome = evict_within(engine, unbounded);
+    let ev = &engine.evictor;
+    ev.lagging
+        .store(outcome == Outcome::Running, Ordering::Relaxed);
+    // Redis's eviction_exceeded_time: from when eviction first could not
+    // bring memory under the limit until it does.
+    let now_us = engine.started.elapsed().as_micros() as u64 + 1;
+    if outcome == Outcome::Done {
+        let since = ev.exceeded_since_us.swap(0, Ordering::Relaxed);
+        if since != 0 {
+            ev.exceeded_total_us
+                .fetch_add(now_us.saturating_sub(since), Ordering::Relaxed);
+        }
+    } else if ev.exceeded_since_us.load(Ordering::Relaxed) == 0 {
+        ev.exceeded_since_us.store(now_us, Ordering::Relaxed);
+    }
+    outcome == Outcome::Failed
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Under the limit (or nothing to do).
+    Done,
+    /// Out of time while still making progress: Redis lets the command run
+    /// and goes on evicting later (here: the next command or the cron).
+    Running,
+    /// Over the limit with nothing the policy lets go.
+    Failed,
+}
+
+fn evict_within(engine: &Engine, unbounded: bool) -> Outcome {
     let limits = &engine.config.ops.evict;
     let max = limits.maxmemory();
     let used = || (engine.used_memory)().saturating_sub(not_counted(engine));
     if max == 0 || used() <= max {
-        return false;
+        return Outcome::Done;
     }
     // A paused dataset stays as it is: Redis neither evicts nor refuses then.
     if engine.pause.holds_expiry(engine.now_ms()) {
-        return false;
+        return Outcome::Done;
     }
     let policy = limits.policy();
     if policy == Policy::NoEviction {
-        return true;
+        return Outcome::Failed;
     }
     // Redis's tenacity: 500us of eviction at 10, growing by 15% per step;
     // 100 means no limit.
@@ -330,18 +367,36 @@ fn evict_down(engine: &Engine, unbounded: bool) -> bool {
             failures += 1;
             // Every shard was sampled without finding a key to evict.
             if failures * SHARDS_PER_ROUND > engine.keyspace.shard_count() {
-                return true;
+                return Outcome::Failed;
             }
         }
         if start.elapsed().as_micros() as u64 > budget_us {
-            // Out of time but still making progress: Redis lets the command
-            // run and goes on evicting later (here: before the next command).
-            engine.evictor.lagging.store(true, Ordering::Relaxed);
-            return false;
+            return Outcome::Running;
         }
     }
-    engine.evictor.lagging.store(false, Ordering::Relaxed);
-    false
+    Outcome::Done
+}
+
+/// INFO stats `total_eviction_exceeded_time` and
+/// `current_eviction_exceeded_time`, in ms.
+pub fn exceeded_times_ms(engine: &Engine) -> (u64, u64) {
+    let ev = &engine.evictor;
+    let since = ev.exceeded_since_us.load(Ordering::Relaxed);
+    let current_us = if since == 0 {
+        0
+    } else {
+        (engine.started.elapsed().as_micros() as u64 + 1).saturating_sub(since)
+    };
+    let total_us = ev.exceeded_total_us.load(Ordering::Relaxed) + current_us;
+    (total_us / 1000, current_us / 1000)
+}
+
+/// CONFIG RESETSTAT.
+pub fn reset_stats(engine: &Engine) {
+    let ev = &engine.evictor;
+    ev.evicted_keys.store(0, Ordering::Relaxed);
+    ev.exceeded_total_us.store(0, Ordering::Relaxed);
+    ev.exceeded_since_us.store(0, Ordering::Relaxed);
 }
 
 /// Evict one key by `policy`; false if the sampled shards had none to give.

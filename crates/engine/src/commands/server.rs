@@ -629,6 +629,10 @@ fn info_stats(e: &Engine, out: &mut String) {
     field!(out, "sync_partial_err", "0");
     field!(out, "expired_keys", "{}", load(&st.expired_keys));
     field!(out, "evicted_keys", "{}", load(&e.evictor.evicted_keys));
+    let (exceeded_total, exceeded_now) = crate::evict::exceeded_times_ms(e);
+    field!(out, "evicted_clients", "0");
+    field!(out, "total_eviction_exceeded_time", "{exceeded_total}");
+    field!(out, "current_eviction_exceeded_time", "{exceeded_now}");
     field!(out, "keyspace_hits", "{}", st.keyspace_hits());
     field!(out, "keyspace_misses", "{}", st.keyspace_misses());
     crate::commands::pubsub::info_fields(e, out);
@@ -1008,7 +1012,7 @@ pub(crate) const CONFIG_RESETSTAT: CommandSpec = CommandSpec {
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let e = ctx.engine;
     e.stats.reset();
-    e.evictor.evicted_keys.store(0, Ordering::Relaxed);
+    crate::evict::reset_stats(e);
     e.stats
         .memory_peak
         .store((e.used_memory)(), Ordering::Relaxed);
