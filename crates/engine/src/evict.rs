@@ -527,6 +527,41 @@ mod tests {
         assert_eq!(p.items.len(), POOL_SIZE);
     }
 
+    static USED: AtomicU64 = AtomicU64::new(0);
+
+    fn probe() -> u64 {
+        USED.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn evicting_logs_dels_and_refuses_writes_once_nothing_is_left() {
+        use crate::testing::*;
+        let (mut t, rec) = TestEngine::recording(1_700_000_000_000);
+        t.engine.used_memory = probe;
+        t.run(&["CONFIG", "SET", "maxmemory-policy", "volatile-ttl"]);
+        t.run(&["CONFIG", "SET", "maxmemory", "1000"]);
+        for i in 0..10 {
+            t.run(&["SET", &format!("v{i}"), "x", "EX", &format!("{}", 100 + i)]);
+        }
+        t.run(&["SET", "plain", "x"]);
+        // The probe never falls: every volatile key goes, then writes are refused.
+        USED.store(5000, Ordering::Relaxed);
+        assert_eq!(t.run(&["GET", "plain"]), bulk("x"));
+        assert_eq!(t.run(&["DBSIZE"]), int(1));
+        assert_eq!(t.run(&["SET", "more", "x"]), error(OOM));
+        assert_eq!(t.run(&["DEL", "plain"]), int(1));
+        USED.store(0, Ordering::Relaxed);
+        let dels: Vec<String> = rec
+            .entries()
+            .into_iter()
+            .filter(|(_, argv)| argv[0] == "DEL")
+            .map(|(_, argv)| argv[1].clone())
+            .collect();
+        assert_eq!(dels.len(), 11);
+        assert!(dels[..10].iter().all(|k| k.starts_with('v')));
+        assert_eq!(t.engine.evictor.evicted_keys.load(Ordering::Relaxed), 10);
+    }
+
     #[test]
     fn policies_parse_and_round_trip() {
         for name in [
