@@ -342,8 +342,10 @@ fn evict_within(engine: &Engine, unbounded: bool) -> Outcome {
     if max == 0 || used() <= max {
         return Outcome::Done;
     }
-    // A paused dataset stays as it is: Redis neither evicts nor refuses then.
-    if engine.pause.holds_expiry(engine.now_ms()) {
+    // A paused dataset stays as it is, and a log being loaded is replayed
+    // whole: Redis neither evicts nor refuses then.
+    if engine.persist.loading.load(Ordering::Relaxed) || engine.pause.holds_expiry(engine.now_ms())
+    {
         return Outcome::Done;
     }
     let policy = limits.policy();
