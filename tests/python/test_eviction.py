@@ -356,3 +356,23 @@ def test_a_set_flood_stays_within_maxmemory():
             # the process stays near the limit (Redis's jemalloc is not checked here).
             rss = rss_kb(s.proc.pid) * 1024
             assert rss <= base_rss + limit * 1.1, (rss, base_rss)
+
+
+def test_the_log_is_replayed_whole_whatever_the_limit(tmp_path):
+    with running_server("--dir", str(tmp_path), "--appendonly", "yes") as s:
+        r = s.client()
+        fill(r, "k", 3000)
+        r.close()
+    with running_server("--dir", str(tmp_path), "--appendonly", "yes",
+                        "--maxmemory", "1", "--maxmemory-policy", "noeviction") as s:
+        r = s.client()
+        deadline = time.time() + 10
+        while True:
+            try:
+                assert r.dbsize() == 3000
+                break
+            except redis.BusyLoadingError:
+                assert time.time() < deadline
+                time.sleep(0.05)
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            r.set("more", "x")
