@@ -85,7 +85,7 @@ const fn mem(min: i64) -> Kind {
 }
 
 // The features a later version of Keel brings, named in refusals.
-const MAXMEMORY: &str = "maxmemory and eviction";
+const CLIENT_EVICTION: &str = "client eviction";
 const REPLICATION: &str = "replication";
 const ACL: &str = "ACL";
 const TLS: &str = "TLS";
@@ -278,9 +278,8 @@ pub static DIRECTIVES: &[Directive] = &[
     noop("aof-rewrite-incremental-fsync", "yes", Kind::Bool, true),
     noop("aof-disable-auto-gc", "no", Kind::Bool, true),
     // Memory limits.
-    later(MAXMEMORY, "maxmemory", "0", mem(0), true),
-    later(
-        MAXMEMORY,
+    d("maxmemory", "0", mem(0), true),
+    d(
         "maxmemory-policy",
         "noeviction",
         Kind::Enum(&[
@@ -295,23 +294,17 @@ pub static DIRECTIVES: &[Directive] = &[
         ]),
         true,
     ),
-    later(MAXMEMORY, "maxmemory-samples", "5", int(1, I32), true),
+    d("maxmemory-samples", "5", int(1, I32), true),
+    d("maxmemory-eviction-tenacity", "10", int(0, 100), true),
     later(
-        MAXMEMORY,
-        "maxmemory-eviction-tenacity",
-        "10",
-        int(0, 100),
-        true,
-    ),
-    later(
-        MAXMEMORY,
+        CLIENT_EVICTION,
         "maxmemory-clients",
         "0",
         Kind::MemoryOrPercent,
         true,
     ),
-    later(MAXMEMORY, "lfu-log-factor", "10", int(0, I32), true),
-    later(MAXMEMORY, "lfu-decay-time", "1", int(0, I32), true),
+    d("lfu-log-factor", "10", int(0, I32), true),
+    d("lfu-decay-time", "1", int(0, I32), true),
     d(
         "client-output-buffer-limit",
         COBL_DEFAULT,
@@ -1475,17 +1468,13 @@ mod table_tests {
         let c = Config::default();
         for (name, ok) in [
             ("appendonly", "no"),
-            ("maxmemory", "0"),
-            ("maxmemory", "0mb"),
-            ("maxmemory-policy", "NOEVICTION"),
             ("maxmemory-clients", "0%"),
             ("tls-port", "0"),
         ] {
             c.set(name, &[ok], false).expect(name);
         }
         for (name, bad, feature) in [
-            ("maxmemory", "1gb", MAXMEMORY),
-            ("maxmemory-clients", "10%", MAXMEMORY),
+            ("maxmemory-clients", "10%", CLIENT_EVICTION),
             ("tls-port", "6380", TLS),
             ("activedefrag", "yes", DEFRAG),
         ] {
@@ -1496,8 +1485,8 @@ mod table_tests {
             );
         }
         assert_eq!(
-            ConfigError::NotAvailable(MAXMEMORY).to_string(),
-            "maxmemory and eviction is not available in this build of Keel"
+            ConfigError::NotAvailable(CLIENT_EVICTION).to_string(),
+            "client eviction is not available in this build of Keel"
         );
         // Validation comes first, with Redis's texts.
         assert_eq!(
@@ -1918,6 +1907,8 @@ pub struct OpsHot {
     pub active_expire_off: std::sync::atomic::AtomicBool,
     /// `tracking-table-max-keys`; 0 means no limit.
     pub tracking_max_keys: AtomicI64,
+    /// `maxmemory` and the eviction settings.
+    pub evict: crate::evict::Limits,
 }
 
 impl Config {
@@ -1935,6 +1926,7 @@ impl Config {
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         o.tracking_max_keys
             .store(self.get_i64("tracking-table-max-keys"), Ordering::Relaxed);
+        crate::evict::refresh(self);
         *o.percentiles.write() = self
             .get("latency-tracking-info-percentiles")
             .split_whitespace()

@@ -102,6 +102,8 @@ pub struct Engine {
     pub pubsub: crate::pubsub::PubSub,
     /// Client-side caching: tracking clients and the keys they read.
     pub tracking: crate::tracking::Tracking,
+    /// `maxmemory` eviction: the pool and counters.
+    pub evictor: crate::evict::Evictor,
 }
 
 pub struct EngineBuilder {
@@ -176,6 +178,7 @@ impl EngineBuilder {
             scripting: crate::scripting::Scripting::default(),
             pubsub: crate::pubsub::PubSub::default(),
             tracking: crate::tracking::Tracking::default(),
+            evictor: crate::evict::Evictor::default(),
         }
     }
 }

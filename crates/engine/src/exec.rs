@@ -156,6 +156,10 @@ impl Engine {
                 return (self.rejected(&argv, Some(id), e), Vec::new());
             }
         }
+        if self.config.ops.evict.maxmemory() != 0 && crate::evict::refuses(self, session, spec) {
+            let e = crate::evict::refusal(self, session, spec);
+            return (self.rejected(&argv, Some(id), e), Vec::new());
+        }
         if spec.flags.contains(Flags::WRITE)
             && self.persist.writes_refused.load(Ordering::Relaxed)
             && session.multi.is_none()

@@ -11,6 +11,7 @@ pub mod ctx;
 pub mod cycles;
 pub mod engine;
 pub mod error;
+pub mod evict;
 pub mod exec;
 pub mod expire;
 pub mod histogram;

@@ -338,6 +338,7 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
                 cursor = tokio::task::spawn_blocking(move || {
                     let mut c = c;
                     active_expire_cycle(&e, &mut c, budget);
+                    keel_engine::evict::cron(&e);
                     c
                 }).await.unwrap_or_default();
             }

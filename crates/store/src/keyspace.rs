@@ -53,8 +53,8 @@ pub fn hash_key(key: &[u8]) -> u64 {
 pub struct Entry {
     key: CompactBytes,
     pub value: Value,
-    /// Seconds clock of the last access, for OBJECT IDLETIME.
-    access_s: u32,
+    /// Last access and LFU counter, packed (see [`crate::access`]).
+    access: u32,
     /// 1 + the index of this key's deadline in its table; 0 for none.
     deadline: u32,
 }
@@ -69,12 +69,22 @@ impl Entry {
     }
 
     pub fn idle_seconds(&self, now_ms: u64) -> u64 {
-        u64::from(seconds_clock(now_ms).wrapping_sub(self.access_s))
+        crate::access::idle_seconds(self.access, now_ms)
+    }
+
+    /// The LFU counter after decay (OBJECT FREQ).
+    pub fn frequency(&self, now_ms: u64) -> u8 {
+        crate::access::frequency(self.access, now_ms)
+    }
+
+    /// Set the LFU counter (RESTORE ... FREQ).
+    pub fn set_frequency(&mut self, freq: u8) {
+        self.access = crate::access::with_counter(self.access, freq);
     }
 
     /// Make the key look idle for `idle_s` seconds (RESTORE ... IDLETIME).
     pub fn set_idle_seconds(&mut self, idle_s: u64, now_ms: u64) {
-        self.access_s = seconds_clock(now_ms).wrapping_sub(idle_s as u32);
+        self.access = crate::access::with_idle(self.access, idle_s, now_ms);
     }
 
     /// Approximate bytes this entry costs, for MEMORY USAGE and accounting:
@@ -86,8 +96,15 @@ impl Entry {
     }
 }
 
-fn seconds_clock(now_ms: u64) -> u32 {
-    (now_ms / 1000) as u32
+/// A key drawn for eviction, with what the policies compare.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub key: CompactBytes,
+    pub idle_s: u64,
+    /// The decayed LFU counter.
+    pub freq: u8,
+    /// Unix ms, 0 for none.
+    pub expires_at_ms: u64,
 }
 
 /// Position of a SCAN over one table: the slab index to continue from.
@@ -277,14 +294,14 @@ impl Table {
         let (slot, _) = self.lookup(key, now_ms)?;
         keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
         let e = self.slab.get_mut(slot)?;
-        e.access_s = seconds_clock(now_ms);
+        e.access = crate::access::touched(e.access, now_ms);
         Some(e)
     }
 
     /// Look up a live key for reading, recording the access.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
         let (_, e) = self.lookup(key, now_ms)?;
-        e.access_s = seconds_clock(now_ms);
+        e.access = crate::access::touched(e.access, now_ms);
         Some(e)
     }
 
@@ -310,7 +327,6 @@ impl Table {
         now_ms: u64,
     ) -> Option<Value> {
         let hash = hash_key(key);
-        let access_s = seconds_clock(now_ms);
         if let Some(slot) = self.index_of(hash, key) {
             keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
             let e = self.slab.get_mut(slot)?;
@@ -324,7 +340,12 @@ impl Table {
                 }
             }
             let old = std::mem::replace(&mut e.value, value);
-            e.access_s = access_s;
+            // Redis keeps an overwritten key's LFU counter.
+            e.access = if was_expired {
+                crate::access::fresh(now_ms)
+            } else {
+                crate::access::touched(e.access, now_ms)
+            };
             if self.deadlines.of(e) != expires_at_ms {
                 self.deadlines.set(slot, e, expires_at_ms);
             }
@@ -336,7 +357,7 @@ impl Table {
                 entry: Entry {
                     key: CompactBytes::new(key),
                     value,
-                    access_s,
+                    access: crate::access::fresh(now_ms),
                     deadline: 0,
                 },
                 expires_at_ms,
@@ -511,6 +532,56 @@ impl Table {
             taken += 1;
         }
         None
+    }
+
+    /// Draw up to `n` keys for eviction into `out`: random keys of the whole
+    /// table, or with `volatile` only keys with a deadline (a random point in
+    /// the deadline order, so spread over the TTLs, plus the earliest).
+    pub fn sample(
+        &self,
+        n: usize,
+        volatile: bool,
+        now_ms: u64,
+        pick: &mut dyn FnMut(usize) -> usize,
+        out: &mut Vec<Sample>,
+    ) {
+        let sample = |e: &Entry| Sample {
+            key: e.key.clone(),
+            idle_s: e.idle_seconds(now_ms),
+            freq: e.frequency(now_ms),
+            expires_at_ms: self.deadlines.of(e),
+        };
+        if !volatile {
+            for _ in 0..n {
+                if let Some((_, e)) = self.slab.random(pick) {
+                    out.push(sample(e));
+                }
+            }
+            return;
+        }
+        let order = &self.deadlines.order;
+        let (Some(&(first, first_slot)), Some(&(last, _))) = (order.first(), order.last()) else {
+            return;
+        };
+        if let Some(e) = self.slab.get(first_slot) {
+            out.push(sample(e));
+        }
+        let span = usize::try_from(last - first).unwrap_or(usize::MAX - 1) + 1;
+        for _ in 1..n {
+            let at = first + pick(span) as u64;
+            let slot = order
+                .range((at, 0)..)
+                .next()
+                .map_or(first_slot, |&(_, s)| s);
+            if let Some(e) = self.slab.get(slot) {
+                out.push(sample(e));
+            }
+        }
+    }
+
+    /// Remove `key` for eviction, whether or not its time has passed.
+    pub fn evict(&mut self, key: &[u8]) -> Option<Detached> {
+        self.take(hash_key(key), key)
     }
 
     /// A uniformly random live entry, if any; `pick` draws an index below its bound.

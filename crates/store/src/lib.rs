@@ -6,6 +6,7 @@
 //! parsing). Knows nothing about sockets, async, RESP or commands: every function
 //! here takes plain bytes and numbers, and time is always passed in by the caller.
 
+pub mod access;
 pub mod bits;
 pub mod bloom;
 pub mod bytes;
@@ -25,5 +26,5 @@ pub mod value;
 pub mod zset;
 
 pub use crate::bytes::CompactBytes;
-pub use keyspace::{Entry, Keyspace, ScanCursor, Shard, Table};
+pub use keyspace::{Entry, Keyspace, Sample, ScanCursor, Shard, Table};
 pub use value::{CompactLimits, Value, ValueType};

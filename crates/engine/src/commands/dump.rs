@@ -61,9 +61,9 @@ pub(crate) const RESTORE: CommandSpec = CommandSpec {
 /// length against the bytes present, duplicates, empty collections), so `no`, `yes` and
 /// `clients` all behave as `yes`.
 ///
-/// IDLETIME sets the key's access clock (OBJECT IDLETIME), as Redis does under its default
-/// (LRU-clocked) maxmemory policy; FREQ is checked and, as Redis does outside LFU policies,
-/// not kept.
+/// IDLETIME sets the key's access clock (OBJECT IDLETIME) under an LRU or no-eviction
+/// policy, FREQ its access counter under an LFU policy; each is checked and ignored under
+/// the other kind of policy, as in Redis.
 fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let ttl_arg = args.next_arg()?;
@@ -102,6 +102,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     let rdb = parse_payload(payload).map_err(|e| CmdError::err(e.to_string()))?;
     let value = to_store_value(rdb, &ctx.limits()).map_err(|_| CmdError::err("Bad data format"))?;
+    let lfu = ctx.engine.config.ops.evict.policy().is_lfu();
     let table = ctx.table(key)?;
     let deleted = replace && table.remove(key, now).is_some();
     // A relative TTL counts from now; the effect logged carries the absolute time. Redis adds
@@ -122,10 +123,19 @@ fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Ok(Frame::ok());
     }
     table.insert(key, value, at as u64, now);
-    if let Some(idle) = idle {
-        if let Some(e) = table.get_mut(key, now) {
-            e.set_idle_seconds(idle as u64, now);
+    // Redis keeps FREQ under an LFU policy and IDLETIME under any other.
+    match (lfu, idle, freq) {
+        (false, Some(idle), _) => {
+            if let Some(e) = table.get_mut(key, now) {
+                e.set_idle_seconds(idle as u64, now);
+            }
         }
+        (true, _, Some(freq)) => {
+            if let Some(e) = table.get_mut(key, now) {
+                e.set_frequency(freq.clamp(0, 255) as u8);
+            }
+        }
+        _ => {}
     }
     ctx.dirty(1);
     ctx.notify(Class::GENERIC, "restore", key);

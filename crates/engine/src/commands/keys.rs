@@ -925,14 +925,14 @@ pub(crate) const OBJECT_FREQ: CommandSpec = CommandSpec {
     run: object_freq,
 };
 
-/// Keel keeps no access-frequency counter, which Redis also only keeps under
-/// an LFU policy; without one Redis refuses with this error.
+/// The key's access counter, decayed to now; kept only under an LFU
+/// policy, and without one Redis refuses with this error.
 fn object_freq(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    if inspect(ctx, args, |_, _| ())?.is_none() {
+    let Some(freq) = inspect(ctx, args, |e, now| e.frequency(now))? else {
         return Ok(Frame::Null);
-    }
+    };
     if lfu_policy(ctx) {
-        return Ok(Frame::Integer(0));
+        return Ok(Frame::Integer(i64::from(freq)));
     }
     Err(CmdError::err(
         "An LFU maxmemory policy is not selected, access frequency not tracked. \

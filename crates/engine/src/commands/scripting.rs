@@ -186,6 +186,12 @@ fn eval_generic(
     if ro && flags.is_some() && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
+    let allow_oom = flags.is_some_and(|f| f.contains(ScriptFlags::ALLOW_OOM));
+    // A script declaring flags may write unless it says no-writes, so Redis
+    // refuses it up front while memory is over `maxmemory`.
+    if flags.is_some() && !no_writes && !allow_oom && crate::evict::still_over(ctx.engine) {
+        return Err(CmdError::msg(crate::evict::OOM));
+    }
     let learn = || scripting::learn_key_eval(&sha);
     if ctx.engine.monitors.active() {
         crate::monitor::feed_script(ctx, args.argv());
@@ -197,7 +203,10 @@ fn eval_generic(
         String::new,
         learn,
         Vec::new,
-        |run| host.eval(run, &sha, &body, &keys, &argv),
+        |run| {
+            run.set_allow_oom(allow_oom);
+            host.eval(run, &sha, &body, &keys, &argv)
+        },
     ))
 }
 
@@ -231,6 +240,12 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
     if ro && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
+    let allow_oom = lib
+        .function(&name)
+        .is_some_and(|f| f.flags.contains(ScriptFlags::ALLOW_OOM));
+    if !no_writes && !allow_oom && crate::evict::still_over(ctx.engine) {
+        return Err(CmdError::msg(crate::evict::OOM));
+    }
     let learn = || scripting::learn_key_function(name.as_bytes());
     let all = || args.argv().to_vec();
     let label = || name.clone();
@@ -244,7 +259,10 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
         label,
         learn,
         all,
-        |run| host.fcall(run, &lib, &name, &keys, &argv),
+        |run| {
+            run.set_allow_oom(allow_oom);
+            host.fcall(run, &lib, &name, &keys, &argv)
+        },
     ))
 }
 

@@ -360,15 +360,27 @@ fn info_memory(e: &Engine, out: &mut String) {
     field!(out, "total_system_memory", "{total}");
     field!(out, "total_system_memory_human", "{}", human_bytes(total));
     info_script_memory(e, out);
-    field!(out, "maxmemory", "0");
-    field!(out, "maxmemory_human", "0B");
-    field!(out, "maxmemory_policy", "noeviction");
+    let maxmemory = e.config.ops.evict.maxmemory();
+    field!(out, "maxmemory", "{maxmemory}");
+    field!(out, "maxmemory_human", "{}", human_bytes(maxmemory));
+    field!(
+        out,
+        "maxmemory_policy",
+        "{}",
+        e.config.get("maxmemory-policy")
+    );
     field!(out, "mem_fragmentation_ratio", "{:.2}", ratio(rss, used));
     field!(
         out,
         "mem_fragmentation_bytes",
         "{}",
         rss as i64 - used as i64
+    );
+    field!(
+        out,
+        "mem_not_counted_for_evict",
+        "{}",
+        crate::evict::not_counted(e)
     );
     info_client_memory(e, out);
     field!(out, "mem_allocator", "mimalloc");
@@ -616,7 +628,11 @@ fn info_stats(e: &Engine, out: &mut String) {
     field!(out, "sync_partial_ok", "0");
     field!(out, "sync_partial_err", "0");
     field!(out, "expired_keys", "{}", load(&st.expired_keys));
-    field!(out, "evicted_keys", "0");
+    field!(out, "evicted_keys", "{}", load(&e.evictor.evicted_keys));
+    let (exceeded_total, exceeded_now) = crate::evict::exceeded_times_ms(e);
+    field!(out, "evicted_clients", "0");
+    field!(out, "total_eviction_exceeded_time", "{exceeded_total}");
+    field!(out, "current_eviction_exceeded_time", "{exceeded_now}");
     field!(out, "keyspace_hits", "{}", st.keyspace_hits());
     field!(out, "keyspace_misses", "{}", st.keyspace_misses());
     crate::commands::pubsub::info_fields(e, out);
@@ -965,6 +981,9 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         }
     }
     apply_net(ctx.engine, &chosen, &old)?;
+    if chosen.iter().any(|(d, _)| d.name == "maxmemory") {
+        crate::evict::maxmemory_changed(ctx);
+    }
     if chosen.iter().any(|(d, _)| d.name == "loglevel") {
         config::set_log_verbosity(&cfg.get("loglevel"));
     }
@@ -993,6 +1012,7 @@ pub(crate) const CONFIG_RESETSTAT: CommandSpec = CommandSpec {
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let e = ctx.engine;
     e.stats.reset();
+    crate::evict::reset_stats(e);
     e.stats
         .memory_peak
         .store((e.used_memory)(), Ordering::Relaxed);

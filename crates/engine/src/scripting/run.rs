@@ -65,6 +65,8 @@ impl Running {
 pub struct ScriptRun<'c, 'a> {
     ctx: &'c mut Ctx<'a>,
     read_only: bool,
+    /// The script's `allow-oom` flag: its writes are never refused for memory.
+    allow_oom: bool,
     wrote: bool,
     /// Set when an undeclared key's shard was busy before any write: the
     /// script's result is thrown away and it runs again with every shard.
@@ -126,6 +128,7 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         ScriptRun {
             ctx,
             read_only,
+            allow_oom: false,
             wrote: false,
             abort: false,
             learn: false,
@@ -153,6 +156,11 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
     /// Log the commands it runs from now on, or not (`redis.set_repl`).
     pub fn set_logged(&mut self, on: bool) {
         self.logged = on;
+    }
+
+    /// The script carries the `allow-oom` flag.
+    pub(crate) fn set_allow_oom(&mut self, on: bool) {
+        self.allow_oom = on;
     }
 
     pub(crate) fn aborted(&self) -> bool {
@@ -198,6 +206,16 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
             if engine.persist.writes_refused.load(Ordering::Relaxed) {
                 return Frame::error(crate::exec::MISCONF);
             }
+        }
+        // Redis refuses a command that may grow memory while memory is over
+        // `maxmemory`, but only before the script's first write: a script is
+        // never stopped halfway through its changes.
+        if !self.allow_oom
+            && !self.wrote
+            && spec.flags.contains(Flags::DENYOOM)
+            && crate::evict::still_over(engine)
+        {
+            return Frame::error(crate::evict::OOM);
         }
         if let Err(e) = self.take_shards(spec, &argv) {
             return e;

@@ -1,0 +1,585 @@
+//! `maxmemory` and eviction: before a command runs while the allocator counts
+//! more than `maxmemory`, keys are evicted by `maxmemory-policy` until it
+//! counts less; if none can go, commands that may grow memory are refused.
+//!
+//! The policies are Redis's approximations. Each round samples
+//! `maxmemory-samples` keys from a few shards (every key, or only keys with a
+//! TTL for the volatile policies) into an eviction pool of the best
+//! [`POOL_SIZE`] candidates kept across rounds, and evicts the best one still
+//! present: the longest idle (LRU), the least frequently used (LFU, see
+//! `keel_store::access`), the nearest deadline (volatile-ttl), or a random
+//! key. An eviction is a deletion seen like any other: logged as `DEL`,
+//! announced with the `evicted` keyspace event, invalidating watchers and
+//! tracked reads, and counted in INFO `evicted_keys`.
+//!
+//! Nothing here runs while `maxmemory` is 0: the executor tests one atomic.
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::error::CmdError;
+use crate::session::Session;
+use crate::spec::{CommandSpec, Flags};
+use bytes::Bytes;
+use keel_store::Sample;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Candidates the eviction pool keeps, as Redis's `EVPOOL_SIZE`.
+pub const POOL_SIZE: usize = 16;
+
+/// Shards sampled per round; the pool carries the best across rounds.
+const SHARDS_PER_ROUND: usize = 4;
+
+/// Redis's reply when memory is full and nothing can be evicted.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Policy {
+    NoEviction,
+    AllKeysLru,
+    AllKeysLfu,
+    AllKeysRandom,
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+}
+
+impl Policy {
+    pub fn parse(name: &str) -> Policy {
+        match name.to_ascii_lowercase().as_str() {
+            "allkeys-lru" => Policy::AllKeysLru,
+            "allkeys-lfu" => Policy::AllKeysLfu,
+            "allkeys-random" => Policy::AllKeysRandom,
+            "volatile-lru" => Policy::VolatileLru,
+            "volatile-lfu" => Policy::VolatileLfu,
+            "volatile-random" => Policy::VolatileRandom,
+            "volatile-ttl" => Policy::VolatileTtl,
+            _ => Policy::NoEviction,
+        }
+    }
+
+    fn from_u8(v: u8) -> Policy {
+        [
+            Policy::NoEviction,
+            Policy::AllKeysLru,
+            Policy::AllKeysLfu,
+            Policy::AllKeysRandom,
+            Policy::VolatileLru,
+            Policy::VolatileLfu,
+            Policy::VolatileRandom,
+            Policy::VolatileTtl,
+        ]
+        .get(usize::from(v))
+        .copied()
+        .unwrap_or(Policy::NoEviction)
+    }
+
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
+    }
+
+    fn volatile(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+
+    fn random(self) -> bool {
+        matches!(self, Policy::AllKeysRandom | Policy::VolatileRandom)
+    }
+
+    /// How much a sampled key deserves eviction: higher goes first.
+    fn score(self, s: &Sample) -> u64 {
+        match self {
+            Policy::AllKeysLfu | Policy::VolatileLfu => 255 - u64::from(s.freq),
+            Policy::VolatileTtl => u64::MAX - s.expires_at_ms,
+            _ => s.idle_s,
+        }
+    }
+}
+
+/// The eviction settings, mirrored from the config for the hot path.
+#[derive(Default)]
+pub struct Limits {
+    /// `maxmemory` in bytes; 0 for no limit.
+    pub maxmemory: AtomicU64,
+    policy: AtomicU8,
+    samples: AtomicUsize,
+    tenacity: AtomicU64,
+}
+
+impl Limits {
+    #[inline]
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Ordering::Relaxed)
+    }
+
+    pub fn policy(&self) -> Policy {
+        Policy::from_u8(self.policy.load(Ordering::Relaxed))
+    }
+}
+
+/// Copy the eviction directives into the config's hot values.
+pub(crate) fn refresh(config: &Config) {
+    let l = &config.ops.evict;
+    let policy = Policy::parse(&config.get("maxmemory-policy"));
+    l.maxmemory
+        .store(config.get_i64("maxmemory").max(0) as u64, Ordering::Relaxed);
+    l.policy.store(policy as u8, Ordering::Relaxed);
+    l.samples.store(
+        config.get_i64("maxmemory-samples").clamp(1, 64) as usize,
+        Ordering::Relaxed,
+    );
+    l.tenacity.store(
+        config.get_i64("maxmemory-eviction-tenacity").clamp(0, 100) as u64,
+        Ordering::Relaxed,
+    );
+    keel_store::access::set_lfu(
+        policy.is_lfu(),
+        config
+            .get_i64("lfu-log-factor")
+            .clamp(0, i64::from(u32::MAX)) as u32,
+        config
+            .get_i64("lfu-decay-time")
+            .clamp(0, i64::from(u32::MAX)) as u32,
+    );
+}
+
+/// One key the pool holds.
+#[derive(Clone, Debug)]
+struct Candidate {
+    score: u64,
+    db: usize,
+    key: keel_store::CompactBytes,
+}
+
+/// The best candidates seen so far, best last, at most [`POOL_SIZE`].
+#[derive(Default)]
+pub struct Pool {
+    items: Vec<Candidate>,
+}
+
+impl Pool {
+    /// Offer a key; it stays if it beats the worst one kept. A key already
+    /// held is updated rather than held twice.
+    fn offer(&mut self, score: u64, db: usize, key: &keel_store::CompactBytes) {
+        if let Some(i) = self
+            .items
+            .iter()
+            .position(|c| c.db == db && c.key.as_slice() == key.as_slice())
+        {
+            self.items.remove(i);
+        } else if self.items.len() == POOL_SIZE {
+            if self.items.first().is_some_and(|w| w.score >= score) {
+                return;
+            }
+            self.items.remove(0);
+        }
+        let at = self.items.partition_point(|c| c.score <= score);
+        self.items.insert(
+            at,
+            Candidate {
+                score,
+                db,
+                key: key.clone(),
+            },
+        );
+    }
+
+    fn pop_best(&mut self) -> Option<Candidate> {
+        self.items.pop()
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+    }
+}
+
+/// The engine's eviction state.
+#[derive(Default)]
+pub struct Evictor {
+    pool: Mutex<Pool>,
+    next_shard: AtomicUsize,
+    /// The policy the pool was filled under (its scores mean nothing under another).
+    pool_policy: AtomicU8,
+    /// Evictions stopped for lack of time with memory still over the limit.
+    pub lagging: AtomicBool,
+    /// INFO stats `evicted_keys`.
+    pub evicted_keys: AtomicU64,
+    /// Since when (µs after start, plus one; 0 for not) memory has stayed
+    /// over the limit, and the total of past such periods.
+    exceeded_since_us: AtomicU64,
+    exceeded_total_us: AtomicU64,
+}
+
+/// Bytes not counted against `maxmemory`; Keel's AOF buffer is written out
+/// by its own thread at once, so there is nothing to leave out.
+pub fn not_counted(_engine: &Engine) -> u64 {
+    0
+}
+
+/// Evict as the policy allows, then say whether the command must be refused
+/// with [`OOM`]: Redis refuses commands that may grow memory (`denyoom`),
+/// an EXEC whose queue holds one, and, inside MULTI, anything but EXEC,
+/// DISCARD, QUIT and RESET (queueing grows memory too).
+pub(crate) fn refuses(engine: &Engine, session: &Session, spec: &CommandSpec) -> bool {
+    if !over_limit(engine) {
+        return false;
+    }
+    if spec.flags.contains(Flags::DENYOOM) {
+        return true;
+    }
+    let Some(queue) = session.multi.as_ref() else {
+        return false;
+    };
+    match spec.name {
+        "EXEC" => queue.iter().any(|argv| {
+            engine
+                .resolve(argv)
+                .is_ok_and(|id| engine.commands.specs[id].flags.contains(Flags::DENYOOM))
+        }),
+        "DISCARD" | "QUIT" | "RESET" => false,
+        _ => true,
+    }
+}
+
+/// The refusal for a command [`refuses`] turned down, with what it does to
+/// a transaction: a refused EXEC discards it (Redis's EXECABORT naming the
+/// reason), any other refusal inside MULTI makes EXEC abort later.
+pub(crate) fn refusal(engine: &Engine, session: &mut Session, spec: &CommandSpec) -> CmdError {
+    if session.multi.is_none() {
+        return CmdError::msg(OOM);
+    }
+    if spec.name != "EXEC" {
+        session.multi_error = true;
+        return CmdError::msg(OOM);
+    }
+    session.multi = None;
+    session.multi_error = false;
+    session.handle.in_multi.store(false, Ordering::Relaxed);
+    session.handle.multi_queued.store(0, Ordering::Relaxed);
+    engine.watches.unwatch_all(session);
+    CmdError::msg(format!("EXECABORT Transaction discarded because of: {OOM}"))
+}
+
+/// CONFIG SET maxmemory: like Redis, start evicting down to the new limit
+/// at once rather than at the next command. Inside EXEC the transaction's
+/// shards are held, so this waits for the next command instead.
+pub(crate) fn maxmemory_changed(ctx: &crate::ctx::Ctx<'_>) {
+    // As in Redis, setting 0 does nothing more: not even closing the
+    // eviction_exceeded_time period, which the next limit's check does.
+    if ctx.engine.config.ops.evict.maxmemory() != 0 && ctx.guards.indices().is_empty() {
+        evict_down(ctx.engine, true);
+    }
+}
+
+/// The server's cron: finish evicting what the last command ran out of
+/// time for (Redis's eviction time event). One load when nothing lags.
+pub fn cron(engine: &Engine) {
+    if engine.evictor.lagging.load(Ordering::Relaxed) {
+        evict_down(engine, false);
+    }
+}
+
+/// Whether memory is over `maxmemory` now, without evicting: what scripts
+/// check before their first write that may grow memory.
+pub(crate) fn still_over(engine: &Engine) -> bool {
+    let max = engine.config.ops.evict.maxmemory();
+    max != 0 && (engine.used_memory)().saturating_sub(not_counted(engine)) > max
+}
+
+/// Whether memory is over `maxmemory` after evicting what the policy allows:
+/// true when the command should be refused if it may grow memory. The
+/// caller checked that `maxmemory` is set.
+pub(crate) fn over_limit(engine: &Engine) -> bool {
+    evict_down(engine, false)
+}
+
+/// Evict toward `maxmemory`; within the tenacity's time budget unless
+/// `unbounded`. True if memory is still over and nothing more can go.
+fn evict_down(engine: &Engine, unbounded: bool) -> bool {
+    let outcome = evict_within(engine, unbounded);
+    let ev = &engine.evictor;
+    ev.lagging
+        .store(outcome == Outcome::Running, Ordering::Relaxed);
+    // Redis's eviction_exceeded_time: from when eviction first could not
+    // bring memory under the limit until it does.
+    let now_us = engine.started.elapsed().as_micros() as u64 + 1;
+    if outcome == Outcome::Done {
+        let since = ev.exceeded_since_us.swap(0, Ordering::Relaxed);
+        if since != 0 {
+            ev.exceeded_total_us
+                .fetch_add(now_us.saturating_sub(since), Ordering::Relaxed);
+        }
+    } else if ev.exceeded_since_us.load(Ordering::Relaxed) == 0 {
+        ev.exceeded_since_us.store(now_us, Ordering::Relaxed);
+    }
+    outcome == Outcome::Failed
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Under the limit (or nothing to do).
+    Done,
+    /// Out of time while still making progress: Redis lets the command run
+    /// and goes on evicting later (here: the next command or the cron).
+    Running,
+    /// Over the limit with nothing the policy lets go.
+    Failed,
+}
+
+fn evict_within(engine: &Engine, unbounded: bool) -> Outcome {
+    let limits = &engine.config.ops.evict;
+    let max = limits.maxmemory();
+    let used = || (engine.used_memory)().saturating_sub(not_counted(engine));
+    if max == 0 || used() <= max {
+        return Outcome::Done;
+    }
+    // A paused dataset stays as it is, and a log being loaded is replayed
+    // whole: Redis neither evicts nor refuses then.
+    if engine.persist.loading.load(Ordering::Relaxed) || engine.pause.holds_expiry(engine.now_ms())
+    {
+        return Outcome::Done;
+    }
+    let policy = limits.policy();
+    if policy == Policy::NoEviction {
+        return Outcome::Failed;
+    }
+    // Redis's tenacity: 500us of eviction at 10, growing by 15% per step;
+    // 100 means no limit.
+    let tenacity = limits.tenacity.load(Ordering::Relaxed);
+    let budget_us = if tenacity >= 100 || unbounded {
+        u64::MAX
+    } else {
+        (500.0 * 1.15f64.powi(tenacity as i32 - 10)) as u64
+    };
+    let start = Instant::now();
+    let mut failures = 0;
+    while used() > max {
+        if evict_one(engine, policy) {
+            failures = 0;
+        } else {
+            failures += 1;
+            // Every shard was sampled without finding a key to evict.
+            if failures * SHARDS_PER_ROUND > engine.keyspace.shard_count() {
+                return Outcome::Failed;
+            }
+        }
+        if start.elapsed().as_micros() as u64 > budget_us {
+            return Outcome::Running;
+        }
+    }
+    Outcome::Done
+}
+
+/// INFO stats `total_eviction_exceeded_time` and
+/// `current_eviction_exceeded_time`, in ms.
+pub fn exceeded_times_ms(engine: &Engine) -> (u64, u64) {
+    let ev = &engine.evictor;
+    let since = ev.exceeded_since_us.load(Ordering::Relaxed);
+    let current_us = if since == 0 {
+        0
+    } else {
+        (engine.started.elapsed().as_micros() as u64 + 1).saturating_sub(since)
+    };
+    let total_us = ev.exceeded_total_us.load(Ordering::Relaxed) + current_us;
+    (total_us / 1000, current_us / 1000)
+}
+
+/// CONFIG RESETSTAT.
+pub fn reset_stats(engine: &Engine) {
+    let ev = &engine.evictor;
+    ev.evicted_keys.store(0, Ordering::Relaxed);
+    ev.exceeded_total_us.store(0, Ordering::Relaxed);
+    ev.exceeded_since_us.store(0, Ordering::Relaxed);
+}
+
+/// Evict one key by `policy`; false if the sampled shards had none to give.
+fn evict_one(engine: &Engine, policy: Policy) -> bool {
+    let ev = &engine.evictor;
+    let shards = engine.keyspace.shard_count();
+    let now = engine.now_ms();
+    let samples = engine.config.ops.evict.samples.load(Ordering::Relaxed);
+    let mut pick = |n: usize| (engine.rng.next_u64() % n.max(1) as u64) as usize;
+    let mut drawn: Vec<Sample> = Vec::new();
+    let mut pool = ev.pool.lock();
+    if ev.pool_policy.swap(policy as u8, Ordering::Relaxed) != policy as u8 {
+        pool.clear();
+    }
+    let first = ev.next_shard.fetch_add(SHARDS_PER_ROUND, Ordering::Relaxed);
+    for i in 0..SHARDS_PER_ROUND.min(shards) {
+        let idx = (first + i) % shards;
+        let mut shard = engine.keyspace.lock(idx);
+        for db in 0..shard.databases() {
+            let t = shard.db(db);
+            if t.is_empty() || (policy.volatile() && t.volatile_len() == 0) {
+                continue;
+            }
+            drawn.clear();
+            t.sample(samples, policy.volatile(), now, &mut pick, &mut drawn);
+            if policy.random() {
+                // Random policies evict the first key drawn, at once.
+                if let Some(s) = drawn.first() {
+                    let key = s.key.clone();
+                    drop(pool);
+                    return remove(engine, &mut shard, db, &key, now);
+                }
+                continue;
+            }
+            for s in &drawn {
+                pool.offer(policy.score(s), db, &s.key);
+            }
+        }
+    }
+    while let Some(c) = pool.pop_best() {
+        let idx = engine.keyspace.shard_of(c.key.as_slice());
+        let mut shard = engine.keyspace.lock(idx);
+        if remove(engine, &mut shard, c.db, &c.key, now) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Evict `key` from `db` if it is still there, with everything a deletion
+/// owes: watchers, tracking, the `evicted` event, the log, the counter.
+fn remove(
+    engine: &Engine,
+    shard: &mut keel_store::Shard,
+    db: usize,
+    key: &keel_store::CompactBytes,
+    now: u64,
+) -> bool {
+    if db >= shard.databases() || shard.db(db).evict(key.as_slice()).is_none() {
+        return false;
+    }
+    let k = key.as_slice();
+    engine.watches.touch(db, k);
+    crate::notify::evicted(engine, db, k);
+    if engine.tracking.active() {
+        crate::tracking::expired(engine, std::slice::from_ref(key));
+    }
+    if engine.logging() {
+        let del = vec![(
+            db,
+            vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(k)],
+        )];
+        if engine.persist.aof.on() {
+            engine.persist.aof.append(&del, now);
+        }
+        if let Some(sink) = engine.sink.as_ref() {
+            sink.append(db, &del[0].1);
+        }
+    }
+    engine.evictor.evicted_keys.fetch_add(1, Ordering::Relaxed);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> keel_store::CompactBytes {
+        keel_store::CompactBytes::new(s.as_bytes())
+    }
+
+    #[test]
+    fn the_pool_keeps_the_best_sixteen_best_last() {
+        let mut p = Pool::default();
+        for i in 0..40u64 {
+            // Scores in a scrambled order.
+            let score = (i * 17) % 40;
+            p.offer(score, 0, &key(&format!("k{score}")));
+        }
+        assert_eq!(p.items.len(), POOL_SIZE);
+        let scores: Vec<u64> = p.items.iter().map(|c| c.score).collect();
+        assert_eq!(scores, (24..40).collect::<Vec<_>>());
+        let best = p.pop_best().unwrap();
+        assert_eq!((best.score, best.key.as_slice()), (39, &b"k39"[..]));
+    }
+
+    #[test]
+    fn a_key_offered_again_is_held_once_with_its_new_score() {
+        let mut p = Pool::default();
+        p.offer(5, 0, &key("a"));
+        p.offer(9, 0, &key("b"));
+        p.offer(1, 0, &key("a"));
+        p.offer(3, 1, &key("a"));
+        let held: Vec<(u64, usize)> = p.items.iter().map(|c| (c.score, c.db)).collect();
+        assert_eq!(held, vec![(1, 0), (3, 1), (9, 0)]);
+    }
+
+    #[test]
+    fn a_full_pool_refuses_worse_candidates() {
+        let mut p = Pool::default();
+        for i in 0..POOL_SIZE as u64 {
+            p.offer(100 + i, 0, &key(&format!("k{i}")));
+        }
+        p.offer(50, 0, &key("low"));
+        assert!(p.items.iter().all(|c| c.key.as_slice() != b"low"));
+        p.offer(1000, 0, &key("high"));
+        assert_eq!(p.items.last().unwrap().key.as_slice(), b"high");
+        assert_eq!(p.items.len(), POOL_SIZE);
+    }
+
+    static USED: AtomicU64 = AtomicU64::new(0);
+
+    fn probe() -> u64 {
+        USED.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn evicting_logs_dels_and_refuses_writes_once_nothing_is_left() {
+        use crate::testing::*;
+        let (mut t, rec) = TestEngine::recording(1_700_000_000_000);
+        t.engine.used_memory = probe;
+        t.run(&["CONFIG", "SET", "maxmemory-policy", "volatile-ttl"]);
+        t.run(&["CONFIG", "SET", "maxmemory", "1000"]);
+        for i in 0..10 {
+            t.run(&["SET", &format!("v{i}"), "x", "EX", &format!("{}", 100 + i)]);
+        }
+        t.run(&["SET", "plain", "x"]);
+        // The probe never falls: every volatile key goes, then writes are refused.
+        USED.store(5000, Ordering::Relaxed);
+        assert_eq!(t.run(&["GET", "plain"]), bulk("x"));
+        assert_eq!(t.run(&["DBSIZE"]), int(1));
+        assert_eq!(t.run(&["SET", "more", "x"]), error(OOM));
+        assert_eq!(t.run(&["DEL", "plain"]), int(1));
+        USED.store(0, Ordering::Relaxed);
+        let dels: Vec<String> = rec
+            .entries()
+            .into_iter()
+            .filter(|(_, argv)| argv[0] == "DEL")
+            .map(|(_, argv)| argv[1].clone())
+            .collect();
+        assert_eq!(dels.len(), 11);
+        assert!(dels[..10].iter().all(|k| k.starts_with('v')));
+        assert_eq!(t.engine.evictor.evicted_keys.load(Ordering::Relaxed), 10);
+    }
+
+    #[test]
+    fn policies_parse_and_round_trip() {
+        for name in [
+            "noeviction",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+        ] {
+            let p = Policy::parse(name);
+            assert_eq!(Policy::from_u8(p as u8), p);
+        }
+        assert_eq!(Policy::parse("ALLKEYS-LFU"), Policy::AllKeysLfu);
+        assert!(Policy::parse("volatile-lfu").is_lfu());
+    }
+}
