@@ -355,7 +355,7 @@ def test_later_feature_values_are_refused(r):
     for name, value, feature in [
         ("maxmemory", "1gb", "maxmemory and eviction"),
         ("maxmemory-policy", "allkeys-lru", "maxmemory and eviction"),
-        ("tls-port", "6380", "TLS"),
+        ("tls-replication", "yes", "TLS"),
         ("masterauth", "secret", "replication"),
     ]:
         assert set_error(r, name, value) == (
