@@ -563,12 +563,7 @@ async fn serve(
         }
     };
     let _ = stream.set_nodelay(true);
-    let keepalive = engine.config.get_i64("tcp-keepalive");
-    if keepalive > 0 {
-        let ka = socket2::TcpKeepalive::new()
-            .with_time(std::time::Duration::from_secs(keepalive as u64));
-        let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
-    }
+    set_keepalive(&stream, engine.config.get_i64("tcp-keepalive"));
     session
         .handle
         .fd
@@ -594,6 +589,21 @@ async fn serve(
     // Gone from CLIENT LIST before the client sees the close, as in Redis,
     // where freeing a client does both at once.
     engine.disconnect(&mut session);
+}
+
+/// `tcp-keepalive`, as Redis sets it: the first probe after `secs` idle
+/// seconds, then one every third of that, and the peer is dropped after three
+/// unanswered probes. 0 leaves keepalive off.
+fn set_keepalive<S: std::os::fd::AsFd>(stream: &S, secs: i64) {
+    if secs <= 0 {
+        return;
+    }
+    let secs = secs as u64;
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(secs))
+        .with_interval(Duration::from_secs((secs / 3).max(1)))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&ka);
 }
 
 /// How long a TLS client may take to finish its handshake.
@@ -1496,6 +1506,26 @@ mod tests {
         assert!(!protected_mode_refuses(true, false, outside));
         assert!(PROTECTED_DENIED.starts_with(b"-DENIED Redis is running in protected mode"));
         assert!(PROTECTED_DENIED.ends_with(b"from the outside.\r\n"));
+    }
+
+    #[test]
+    fn keepalive_is_set_as_redis_sets_it() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let c = std::net::TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let sock = socket2::SockRef::from(&c);
+        set_keepalive(&c, 0);
+        assert!(!sock.keepalive().expect("get"));
+        set_keepalive(&c, 300);
+        assert!(sock.keepalive().expect("get"));
+        assert_eq!(
+            sock.keepalive_time().expect("idle"),
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            sock.keepalive_interval().expect("intvl"),
+            Duration::from_secs(100)
+        );
+        assert_eq!(sock.keepalive_retries().expect("cnt"), 3);
     }
 
     #[test]
