@@ -48,6 +48,7 @@ def test_non_loopback_client_is_denied_without_a_password():
         # Loopback clients are served, and may turn protected mode off.
         r = s.client()
         assert r.ping()
+        assert int(r.info("stats")["rejected_connections"]) == 1
         assert r.config_get("protected-mode") == {"protected-mode": "yes"}
         assert r.config_set("protected-mode", "no")
         assert first_reply(s.port, ADDR) == b"+PONG\r\n"

@@ -251,3 +251,25 @@ def test_config_set_turns_tls_on_and_off(certs):
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", tls_port), timeout=0.5).close()
         r.close()
+
+
+def test_protected_mode_answers_over_tls(certs):
+    from test_protected_mode import ADDR, PROTECTED_PREFIX
+    if ADDR is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    tls_port = free_port()
+    with running_server("--bind", f"127.0.0.1 {ADDR}", "--tls-port", str(tls_port),
+                        *tls_args(certs, "--tls-auth-clients", "no")):
+        wait_port(tls_port)
+        ctx = ssl.create_default_context(cafile=certs("ca.crt"))
+        ctx.check_hostname = False
+        with socket.create_connection((ADDR, tls_port), timeout=5) as raw:
+            with ctx.wrap_socket(raw) as tls:
+                tls.sendall(b"PING\r\n")
+                got = b""
+                while not got.endswith(b"\r\n"):
+                    chunk = tls.recv(4096)
+                    if not chunk:
+                        break
+                    got += chunk
+                assert got.startswith(PROTECTED_PREFIX), got

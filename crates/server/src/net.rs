@@ -480,18 +480,7 @@ fn admit(
         }
         return;
     };
-    if protected_mode_refuses(
-        engine.config.get_bool("protected-mode"),
-        engine.config.get("requirepass").is_empty(),
-        peer.ip(),
-    ) {
-        if tls.is_none() {
-            refuse(&stream, PROTECTED_DENIED);
-        }
-        let mut session = session;
-        engine.disconnect(&mut session);
-        return;
-    }
+
     let Some(worker) = workers
         .iter()
         .min_by_key(|w| w.load.load(Ordering::Relaxed))
@@ -573,14 +562,28 @@ async fn serve(
     let wake = Arc::new(Notify::new());
     let w = wake.clone();
     *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
+    // Checked once the connection is set up (after the TLS handshake), as
+    // Redis does, so a TLS client can read why it is refused.
+    let denied = stream.peer_addr().is_ok_and(|peer| {
+        protected_mode_refuses(
+            engine.config.get_bool("protected-mode"),
+            engine.config.get("requirepass").is_empty(),
+            peer.ip(),
+        )
+    });
     if !session.handle.is_killed() {
         match tls {
+            None if denied => deny(&engine, &mut stream).await,
             None => {
                 let _ = connection_loop(&engine, &mut session, &mut stream, &wake).await;
             }
             Some(acceptor) => {
                 if let Some(mut tls) = handshake(&engine, &session, acceptor, stream, &wake).await {
-                    let _ = connection_loop(&engine, &mut session, &mut tls, &wake).await;
+                    if denied {
+                        deny(&engine, &mut tls).await;
+                    } else {
+                        let _ = connection_loop(&engine, &mut session, &mut tls, &wake).await;
+                    }
                 }
             }
         }
@@ -604,6 +607,21 @@ fn set_keepalive<S: std::os::fd::AsFd>(stream: &S, secs: i64) {
         .with_interval(Duration::from_secs((secs / 3).max(1)))
         .with_retries(3);
     let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&ka);
+}
+
+/// Refuse a client protected mode does not serve: Redis's text, counted as
+/// a rejected connection, then the close.
+async fn deny<S: tokio::io::AsyncWrite + Unpin>(engine: &Engine, stream: &mut S) {
+    use tokio::io::AsyncWriteExt;
+    engine
+        .stats
+        .rejected_connections
+        .fetch_add(1, Ordering::Relaxed);
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(PROTECTED_DENIED).await?;
+        stream.flush().await
+    })
+    .await;
 }
 
 /// How long a TLS client may take to finish its handshake.
