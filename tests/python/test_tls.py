@@ -273,3 +273,18 @@ def test_protected_mode_answers_over_tls(certs):
                         break
                     got += chunk
                 assert got.startswith(PROTECTED_PREFIX), got
+
+
+def test_config_set_bind_moves_the_tls_listeners_too(certs):
+    tls_port = free_port()
+    with running_server("--tls-port", str(tls_port), *tls_args(certs, "--tls-auth-clients", "no")) as s:
+        wait_port(tls_port)
+        r = s.client()
+        assert r.config_set("bind", "127.0.0.1 127.0.0.2")
+        ctx = ssl.create_default_context(cafile=certs("ca.crt"))
+        ctx.check_hostname = False
+        with socket.create_connection(("127.0.0.2", tls_port), timeout=5) as raw:
+            with ctx.wrap_socket(raw) as tls:
+                tls.sendall(b"PING\r\n")
+                assert tls.recv(100) == b"+PONG\r\n"
+        r.close()

@@ -359,6 +359,17 @@ pub async fn accept_loop(
                         let (result, now) =
                             rebind(std::mem::take(&mut listeners), &bind, port, backlog);
                         listeners = now;
+                        // The TLS listeners follow `bind` too, at their port.
+                        let tls_port = tls_listeners.first().map(|(a, _)| a.port());
+                        if let (Ok(()), Some(tls_port)) = (&result, tls_port) {
+                            let (_, now) = rebind(
+                                std::mem::take(&mut tls_listeners),
+                                &bind,
+                                tls_port,
+                                backlog,
+                            );
+                            tls_listeners = now;
+                        }
                         let _ = done.send(result);
                     }
                     Control::Tls { bind, port, acceptor: new, done } => {
