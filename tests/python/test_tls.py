@@ -288,3 +288,20 @@ def test_config_set_bind_moves_the_tls_listeners_too(certs):
                 tls.sendall(b"PING\r\n")
                 assert tls.recv(100) == b"+PONG\r\n"
         r.close()
+
+
+def test_ca_cert_dir_verifies_client_certificates(certs, tmp_path):
+    ca_dir = tmp_path / "cas"
+    ca_dir.mkdir()
+    shutil.copy(certs("ca.crt"), ca_dir / "ca.crt")
+    # OpenSSL finds CAs in a directory by subject-hash names.
+    subprocess.run(["openssl", "rehash", str(ca_dir)], check=True, capture_output=True)
+    tls_port = free_port()
+    with running_server("--tls-port", str(tls_port), "--tls-cert-file", certs("server.crt"),
+                        "--tls-key-file", certs("server.key"), "--tls-ca-cert-dir", str(ca_dir)):
+        wait_port(tls_port)
+        c = tls_client(tls_port, certs, cert="client")
+        assert c.ping()
+        c.close()
+        refused(tls_port, certs, cert="stranger")
+        refused(tls_port, certs)
