@@ -21,12 +21,17 @@ run: build
 bench:
 	$(CARGO) build --release --bin keel-bench
 
-# Debian's redis-server and redis-tools (for redis-benchmark and comparisons),
+# Debian's redis-server and redis-tools (for redis-benchmark and comparisons), openssl
+# (certificates for the TLS tests),
 # a JDK and Maven (for the Jedis tests) and redis-py in a local virtualenv.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools; \
+	fi
+	@if ! command -v openssl >/dev/null; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openssl; \
 	fi
 	@if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then \
 		$(SUDO) apt-get update -qq && \

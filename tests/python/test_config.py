@@ -354,7 +354,7 @@ def test_recorded_noops_keep_their_values(r):
 def test_later_feature_values_are_refused(r):
     for name, value, feature in [
         ("maxmemory-clients", "1gb", "client eviction"),
-        ("tls-port", "6380", "TLS"),
+        ("tls-replication", "yes", "TLS"),
         ("masterauth", "secret", "replication"),
     ]:
         assert set_error(r, name, value) == (

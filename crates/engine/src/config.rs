@@ -214,7 +214,7 @@ pub static DIRECTIVES: &[Directive] = &[
         Kind::Enum(&["upstart", "systemd", "auto", "no"]),
         false,
     ),
-    noop("protected-mode", "yes", Kind::Bool, true),
+    d("protected-mode", "yes", Kind::Bool, true),
     noop("activerehashing", "yes", Kind::Bool, true),
     noop("dynamic-hz", "yes", Kind::Bool, true),
     noop("jemalloc-bg-thread", "yes", Kind::Bool, true),
@@ -552,18 +552,17 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     later(CLUSTER, "cluster-link-sendbuf-limit", "0", mem(0), true),
     // TLS.
-    later(TLS, "tls-port", "0", int(0, 65535), true),
-    later(TLS, "tls-cert-file", "", Kind::Str, true),
-    later(TLS, "tls-key-file", "", Kind::Str, true),
+    d("tls-port", "0", int(0, 65535), true),
+    d("tls-cert-file", "", Kind::Str, true),
+    d("tls-key-file", "", Kind::Str, true),
     later(TLS, "tls-key-file-pass", "", Kind::Str, true),
     later(TLS, "tls-client-cert-file", "", Kind::Str, true),
     later(TLS, "tls-client-key-file", "", Kind::Str, true),
     later(TLS, "tls-client-key-file-pass", "", Kind::Str, true),
     later(TLS, "tls-dh-params-file", "", Kind::Str, true),
-    later(TLS, "tls-ca-cert-file", "", Kind::Str, true),
-    later(TLS, "tls-ca-cert-dir", "", Kind::Str, true),
-    later(
-        TLS,
+    d("tls-ca-cert-file", "", Kind::Str, true),
+    d("tls-ca-cert-dir", "", Kind::Str, true),
+    d(
         "tls-auth-clients",
         "yes",
         Kind::Enum(&["no", "yes", "optional"]),
@@ -571,12 +570,12 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     later(TLS, "tls-replication", "no", Kind::Bool, true),
     later(TLS, "tls-cluster", "no", Kind::Bool, true),
-    later(TLS, "tls-protocols", "", Kind::Str, true),
-    later(TLS, "tls-ciphers", "", Kind::Str, true),
-    later(TLS, "tls-ciphersuites", "", Kind::Str, true),
-    later(TLS, "tls-prefer-server-ciphers", "no", Kind::Bool, true),
-    later(TLS, "tls-session-caching", "yes", Kind::Bool, true),
-    later(TLS, "tls-session-cache-size", "20480", int(0, I32), true),
+    d("tls-protocols", "", Kind::Str, true),
+    d("tls-ciphers", "", Kind::Str, true),
+    d("tls-ciphersuites", "", Kind::Str, true),
+    d("tls-prefer-server-ciphers", "no", Kind::Bool, true),
+    d("tls-session-caching", "yes", Kind::Bool, true),
+    d("tls-session-cache-size", "20480", int(0, I32), true),
     later(TLS, "tls-session-cache-timeout", "300", int(0, I32), true),
 ];
 
@@ -1469,13 +1468,13 @@ mod table_tests {
         for (name, ok) in [
             ("appendonly", "no"),
             ("maxmemory-clients", "0%"),
-            ("tls-port", "0"),
+            ("tls-replication", "no"),
         ] {
             c.set(name, &[ok], false).expect(name);
         }
         for (name, bad, feature) in [
             ("maxmemory-clients", "10%", CLIENT_EVICTION),
-            ("tls-port", "6380", TLS),
+            ("tls-replication", "yes", TLS),
             ("activedefrag", "yes", DEFRAG),
         ] {
             assert_eq!(

@@ -28,6 +28,12 @@ pub trait NetControl: Send + Sync {
     /// Make room for `maxclients` descriptors; on failure, the most clients
     /// the process can serve.
     fn fit_maxclients(&self, maxclients: u64) -> Result<(), u64>;
+    /// Apply the `tls-*` directives as they are now (CONFIG SET): a new
+    /// certificate, CA or port for the TLS listeners. The error is the
+    /// reason CONFIG SET reports.
+    fn reload_tls(&self, _config: &crate::config::Config) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Random numbers, injected like time so tests can be exact.

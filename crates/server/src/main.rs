@@ -6,6 +6,7 @@ mod fdlimit;
 mod log;
 mod net;
 mod startup;
+mod tls;
 
 use keel_engine::config::Config;
 use keel_engine::expire::{active_expire_cycle, cycle_budget, ExpireCursor};
@@ -161,7 +162,8 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         .set(Box::new(net::durable_wake_all));
 
     // Bind every listener before announcing readiness.
-    let bound = listen_or_exit(&bind, port, backlog, &pidfile);
+    let tls = tls_listeners(&engine.config, &bind, backlog, &pidfile);
+    let bound = listen_or_exit(&bind, port, backlog, &pidfile, tls.is_some());
     engine.tcp_port.store(u64::from(port), Ordering::Relaxed);
 
     // Load what is on disk (connections wait in the listen backlog).
@@ -212,8 +214,15 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
                 })?,
         );
     }
-    spawn_acceptor(&engine, bound, links, backlog, reserved_fds, &stop)?;
+    let tls_port = tls.is_some();
+    spawn_acceptor(&engine, bound, links, backlog, tls, reserved_fds, &stop)?;
     info!("Ready to accept connections tcp on port {port}");
+    if tls_port {
+        info!(
+            "Ready to accept connections tls on port {}",
+            engine.config.get_i64("tls-port")
+        );
+    }
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -247,15 +256,46 @@ fn fit_maxclients(config: &Config, reserved_fds: u64) {
 
 /// Bind every `bind` address at `port`, or exit as Redis does when one is
 /// taken (by any process, another Keel included) or nothing would listen.
-fn listen_or_exit(bind: &str, port: u16, backlog: i32, pidfile: &str) -> Vec<net::Bound> {
+fn listen_or_exit(
+    bind: &str,
+    port: u16,
+    backlog: i32,
+    pidfile: &str,
+    tls: bool,
+) -> Vec<net::Bound> {
     let why = match net::bind_all(bind, port, backlog, Vec::new()) {
-        Ok((bound, _)) if !bound.is_empty() => return bound,
+        Ok((bound, _)) if !bound.is_empty() || tls => return bound,
         Ok(_) => "Configured to not listen anywhere, exiting.".to_string(),
         Err(_) => format!("Failed listening on port {port} (TCP), aborting."),
     };
     warn!("{why}");
     // The pid file was written before binding; a server that never listened
     // leaves none behind.
+    pidfile_cleanup(pidfile);
+    std::process::exit(1);
+}
+
+/// The `tls-port` listeners and the acceptor their connections go through,
+/// or none when `tls-port` is 0; exits as Redis does when TLS cannot be set
+/// up or the port cannot be bound.
+fn tls_listeners(
+    config: &Config,
+    bind: &str,
+    backlog: i32,
+    pidfile: &str,
+) -> Option<(Vec<net::Bound>, tls::TlsAcceptor)> {
+    let port = config.get_i64("tls-port") as u16;
+    if port == 0 {
+        return None;
+    }
+    let why = match tls::acceptor(config) {
+        Err(e) => format!("{e}\nFailed to configure TLS. Check logs for more info."),
+        Ok(acceptor) => match net::bind_all(bind, port, backlog, Vec::new()) {
+            Ok((bound, _)) => return Some((bound, acceptor)),
+            Err(_) => format!("Failed listening on port {port} (tls), aborting."),
+        },
+    };
+    warn!("{why}");
     pidfile_cleanup(pidfile);
     std::process::exit(1);
 }
@@ -283,6 +323,7 @@ fn spawn_acceptor(
     bound: Vec<net::Bound>,
     links: Vec<net::WorkerLink>,
     backlog: i32,
+    tls: Option<(Vec<net::Bound>, tls::TlsAcceptor)>,
     reserved_fds: u64,
     stop: &Arc<tokio::sync::Notify>,
 ) -> std::io::Result<()> {
@@ -296,7 +337,9 @@ fn spawn_acceptor(
             let Some(rt) = thread_runtime("acceptor") else {
                 return;
             };
-            rt.block_on(net::accept_loop(engine, bound, links, ctl, backlog, stop));
+            rt.block_on(net::accept_loop(
+                engine, bound, links, ctl, backlog, tls, stop,
+            ));
         })?;
     Ok(())
 }

@@ -177,6 +177,8 @@ pub fn bind_all(
 pub struct Incoming {
     stream: std::net::TcpStream,
     session: Session,
+    /// Set for a connection to a `tls-port` listener: the handshake comes first.
+    tls: Option<crate::tls::TlsAcceptor>,
 }
 
 /// The acceptor's side of one worker thread.
@@ -219,7 +221,7 @@ pub async fn worker_loop(engine: Arc<Engine>, inbox: WorkerInbox, stop: Arc<Noti
         let engine = engine.clone();
         let load = load.clone();
         tokio::spawn(async move {
-            serve(engine, incoming.stream, incoming.session).await;
+            serve(engine, incoming.stream, incoming.session, incoming.tls).await;
             load.fetch_sub(1, Ordering::Relaxed);
         });
     }
@@ -231,6 +233,14 @@ enum Control {
     Rebind {
         bind: String,
         port: u16,
+        done: std::sync::mpsc::SyncSender<Result<(), String>>,
+    },
+    /// CONFIG SET tls-*: the TLS listeners at `port` (0: none) hand their
+    /// connections to `acceptor` from now on.
+    Tls {
+        bind: String,
+        port: u16,
+        acceptor: Option<crate::tls::TlsAcceptor>,
         done: std::sync::mpsc::SyncSender<Result<(), String>>,
     },
 }
@@ -250,6 +260,21 @@ impl NetHandle {
 
 pub struct ControlInbox(mpsc::UnboundedReceiver<Control>);
 
+impl NetHandle {
+    fn ask(
+        &self,
+        req: Control,
+        result: std::sync::mpsc::Receiver<Result<(), String>>,
+    ) -> Result<(), String> {
+        if self.ctl.send(req).is_err() {
+            return Err("the acceptor is not running".into());
+        }
+        result
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| Err("the acceptor did not answer".into()))
+    }
+}
+
 impl keel_engine::engine::NetControl for NetHandle {
     fn rebind(&self, bind: &str, port: u16) -> Result<(), String> {
         let (done, result) = std::sync::mpsc::sync_channel(1);
@@ -258,12 +283,31 @@ impl keel_engine::engine::NetControl for NetHandle {
             port,
             done,
         };
-        if self.ctl.send(req).is_err() {
-            return Err("the acceptor is not running".into());
-        }
-        result
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| Err("the acceptor did not answer".into()))
+        self.ask(req, result)
+    }
+
+    fn reload_tls(&self, config: &keel_engine::config::Config) -> Result<(), String> {
+        let port = u16::try_from(config.get_i64("tls-port")).unwrap_or(0);
+        let acceptor = if port == 0 {
+            None
+        } else {
+            match crate::tls::acceptor(config) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    crate::warn!("{e}");
+                    return Err("Unable to update TLS configuration. Check server logs.".into());
+                }
+            }
+        };
+        let (done, result) = std::sync::mpsc::sync_channel(1);
+        let req = Control::Tls {
+            bind: config.get("bind"),
+            port,
+            acceptor,
+            done,
+        };
+        self.ask(req, result)
+            .map_err(|_| "Unable to listen on this port. Check server logs.".into())
     }
 
     fn fit_maxclients(&self, maxclients: u64) -> Result<(), u64> {
@@ -289,20 +333,55 @@ pub async fn accept_loop(
     workers: Vec<WorkerLink>,
     ctl: ControlInbox,
     backlog: i32,
+    tls: Option<(Vec<Bound>, crate::tls::TlsAcceptor)>,
     stop: Arc<Notify>,
 ) {
     let mut ctl = ctl.0;
     let mut listeners = register(bound);
+    let (mut tls_listeners, mut acceptor) = match tls {
+        Some((bound, acceptor)) => (register(bound), Some(acceptor)),
+        None => (Vec::new(), None),
+    };
     let mut next = 0usize;
+    let mut next_tls = 0usize;
     let mut last_log: Option<Instant> = None;
     loop {
+        let mut tls = None;
         let accepted = tokio::select! {
             r = accept_any(&listeners, &mut next) => r,
+            r = accept_any(&tls_listeners, &mut next_tls), if acceptor.is_some() => {
+                tls = acceptor.clone();
+                r
+            }
             Some(req) = ctl.recv() => {
-                let Control::Rebind { bind, port, done } = req;
-                let (result, now) = rebind(std::mem::take(&mut listeners), &bind, port, backlog);
-                listeners = now;
-                let _ = done.send(result);
+                match req {
+                    Control::Rebind { bind, port, done } => {
+                        let (result, now) =
+                            rebind(std::mem::take(&mut listeners), &bind, port, backlog);
+                        listeners = now;
+                        // The TLS listeners follow `bind` too, at their port.
+                        let tls_port = tls_listeners.first().map(|(a, _)| a.port());
+                        if let (Ok(()), Some(tls_port)) = (&result, tls_port) {
+                            let (_, now) = rebind(
+                                std::mem::take(&mut tls_listeners),
+                                &bind,
+                                tls_port,
+                                backlog,
+                            );
+                            tls_listeners = now;
+                        }
+                        let _ = done.send(result);
+                    }
+                    Control::Tls { bind, port, acceptor: new, done } => {
+                        let (result, now) =
+                            rebind(std::mem::take(&mut tls_listeners), &bind, port, backlog);
+                        tls_listeners = now;
+                        if result.is_ok() {
+                            acceptor = new;
+                        }
+                        let _ = done.send(result);
+                    }
+                }
                 continue;
             }
             _ = stop.notified() => return,
@@ -325,7 +404,7 @@ pub async fn accept_loop(
         if engine.shutdown_requested.load(Ordering::Relaxed) {
             return;
         }
-        admit(&engine, stream, peer, &workers);
+        admit(&engine, stream, peer, &workers, tls);
     }
 }
 
@@ -394,15 +473,25 @@ fn rebind(
 
 /// Register the client for a new connection and pass it to a worker, or
 /// refuse it at once when `maxclients` are connected.
-fn admit(engine: &Engine, stream: TcpStream, peer: SocketAddr, workers: &[WorkerLink]) {
+fn admit(
+    engine: &Engine,
+    stream: TcpStream,
+    peer: SocketAddr,
+    workers: &[WorkerLink],
+    tls: Option<crate::tls::TlsAcceptor>,
+) {
     let local = stream
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
     let Some(session) = engine.try_connect(peer.to_string(), local) else {
-        refuse(&stream, b"-ERR max number of clients reached\r\n");
+        // A TLS client could not read the text before its handshake.
+        if tls.is_none() {
+            refuse(&stream, b"-ERR max number of clients reached\r\n");
+        }
         return;
     };
+
     let Some(worker) = workers
         .iter()
         .min_by_key(|w| w.load.load(Ordering::Relaxed))
@@ -419,10 +508,38 @@ fn admit(engine: &Engine, stream: TcpStream, peer: SocketAddr, workers: &[Worker
         }
     };
     worker.load.fetch_add(1, Ordering::Relaxed);
-    if let Err(mpsc::error::SendError(mut lost)) = worker.tx.send(Incoming { stream, session }) {
+    if let Err(mpsc::error::SendError(mut lost)) = worker.tx.send(Incoming {
+        stream,
+        session,
+        tls,
+    }) {
         worker.load.fetch_sub(1, Ordering::Relaxed);
         engine.disconnect(&mut lost.session);
     }
+}
+
+/// What a client refused by protected mode reads before the connection closes.
+const PROTECTED_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. In this mode connections are only \
+accepted from the loopback interface. If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: 1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same \
+host the server is running, however MAKE SURE Redis is not publicly accessible from internet if \
+you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable \
+the protected mode by editing the Redis configuration file, and setting the protected mode option \
+to 'no', and then restarting the server. 3) If you started the server manually just for testing, \
+restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the \
+default user. NOTE: You only need to do one of the above things in order for the server to start \
+accepting connections from the outside.\r\n";
+
+/// Protected mode (Redis 7.0's rule): while it is on and the default user
+/// needs no password, only loopback clients are served, whatever `bind` says.
+fn protected_mode_refuses(enabled: bool, no_password: bool, peer: IpAddr) -> bool {
+    let local = match peer {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v| v.is_loopback()),
+    };
+    enabled && no_password && !local
 }
 
 /// Best effort, as Redis: a fresh socket takes a short error without blocking,
@@ -431,7 +548,12 @@ fn refuse(stream: &TcpStream, msg: &[u8]) {
     let _ = stream.try_write(msg);
 }
 
-async fn serve(engine: Arc<Engine>, stream: std::net::TcpStream, mut session: Session) {
+async fn serve(
+    engine: Arc<Engine>,
+    stream: std::net::TcpStream,
+    mut session: Session,
+    tls: Option<crate::tls::TlsAcceptor>,
+) {
     let mut stream = match TcpStream::from_std(stream) {
         Ok(s) => s,
         Err(e) => {
@@ -441,12 +563,7 @@ async fn serve(engine: Arc<Engine>, stream: std::net::TcpStream, mut session: Se
         }
     };
     let _ = stream.set_nodelay(true);
-    let keepalive = engine.config.get_i64("tcp-keepalive");
-    if keepalive > 0 {
-        let ka = socket2::TcpKeepalive::new()
-            .with_time(std::time::Duration::from_secs(keepalive as u64));
-        let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
-    }
+    set_keepalive(&stream, engine.config.get_i64("tcp-keepalive"));
     session
         .handle
         .fd
@@ -456,14 +573,168 @@ async fn serve(engine: Arc<Engine>, stream: std::net::TcpStream, mut session: Se
     let wake = Arc::new(Notify::new());
     let w = wake.clone();
     *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
+    // Checked once the connection is set up (after the TLS handshake), as
+    // Redis does, so a TLS client can read why it is refused.
+    let denied = stream.peer_addr().is_ok_and(|peer| {
+        protected_mode_refuses(
+            engine.config.get_bool("protected-mode"),
+            engine.config.get("requirepass").is_empty(),
+            peer.ip(),
+        )
+    });
     if !session.handle.is_killed() {
-        let _ = connection_loop(&engine, &mut session, &mut stream, &wake).await;
+        match tls {
+            None if denied => deny(&engine, &mut stream).await,
+            None => {
+                let _ = connection_loop(&engine, &mut session, &mut stream, &wake).await;
+            }
+            Some(acceptor) => {
+                if let Some(mut tls) = handshake(&engine, &session, acceptor, stream, &wake).await {
+                    if denied {
+                        deny(&engine, &mut tls).await;
+                    } else {
+                        let _ = connection_loop(&engine, &mut session, &mut tls, &wake).await;
+                    }
+                }
+            }
+        }
     }
     *session.handle.waker.lock() = None;
     // Gone from CLIENT LIST before the client sees the close, as in Redis,
     // where freeing a client does both at once.
     engine.disconnect(&mut session);
-    drop(stream);
+}
+
+/// `tcp-keepalive`, as Redis sets it: the first probe after `secs` idle
+/// seconds, then one every third of that, and the peer is dropped after three
+/// unanswered probes. 0 leaves keepalive off.
+fn set_keepalive<S: std::os::fd::AsFd>(stream: &S, secs: i64) {
+    if secs <= 0 {
+        return;
+    }
+    let secs = secs as u64;
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(secs))
+        .with_interval(Duration::from_secs((secs / 3).max(1)))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&ka);
+}
+
+/// Refuse a client protected mode does not serve: Redis's text, counted as
+/// a rejected connection, then the close.
+async fn deny<S: tokio::io::AsyncWrite + Unpin>(engine: &Engine, stream: &mut S) {
+    use tokio::io::AsyncWriteExt;
+    engine
+        .stats
+        .rejected_connections
+        .fetch_add(1, Ordering::Relaxed);
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(PROTECTED_DENIED).await?;
+        stream.flush().await
+    })
+    .await;
+}
+
+/// How long a TLS client may take to finish its handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The TLS handshake of a new connection, cut short by a kill, a shutdown or
+/// the timeout. A client refused by it (a bad or missing certificate) is
+/// logged as Redis logs it.
+async fn handshake(
+    engine: &Engine,
+    session: &Session,
+    acceptor: crate::tls::TlsAcceptor,
+    stream: TcpStream,
+    wake: &Notify,
+) -> Option<crate::tls::TlsStream> {
+    let _ = engine;
+    tokio::select! {
+        r = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)) => match r {
+            Ok(Ok(tls)) => Some(tls),
+            Ok(Err(e)) => {
+                crate::log::log(
+                    '-',
+                    &format!(
+                        "Error accepting a client connection: {e} (addr={})",
+                        session.handle.addr
+                    ),
+                );
+                None
+            }
+            Err(_) => None,
+        },
+        _ = wake.notified() => None,
+    }
+}
+
+/// A client connection's stream as the connection loop uses it: plain TCP or
+/// TLS. Reads go through `AsyncRead`; writes first try without waiting, and
+/// wait only when the socket is full, so plain TCP keeps its direct path.
+pub(crate) trait Conn: tokio::io::AsyncRead + Unpin {
+    /// Write what the socket takes now; `WouldBlock` when it takes nothing.
+    fn try_write_now(&mut self, buf: &[u8]) -> std::io::Result<usize>;
+    /// Wait until writing can go on, writing part of `buf` (or flushing what
+    /// is queued when `buf` is empty) when the stream writes through a
+    /// buffer of its own. Returns how many bytes of `buf` it took.
+    fn poll_wait_write(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>>;
+    /// Wait until a read would find something.
+    fn poll_wait_readable(&self, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>>;
+    /// Bytes taken by `try_write_now`/`poll_wait_write` still wait to be sent.
+    fn unflushed(&self) -> bool;
+}
+
+impl Conn for TcpStream {
+    #[inline]
+    fn try_write_now(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.try_write(buf)
+    }
+    #[inline]
+    fn poll_wait_write(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        _buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.poll_write_ready(cx).map_ok(|()| 0)
+    }
+    #[inline]
+    fn poll_wait_readable(&self, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        self.poll_read_ready(cx)
+    }
+    #[inline]
+    fn unflushed(&self) -> bool {
+        false
+    }
+}
+
+impl Conn for crate::tls::TlsStream {
+    fn try_write_now(&mut self, _buf: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::WouldBlock.into())
+    }
+    fn poll_wait_write(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        use tokio::io::AsyncWrite;
+        let this = std::pin::Pin::new(self);
+        if buf.is_empty() {
+            this.poll_flush(cx).map_ok(|()| 0)
+        } else {
+            this.poll_write(cx, buf)
+        }
+    }
+    fn poll_wait_readable(&self, _cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<()>> {
+        // Decrypted bytes may wait inside the TLS session: just read.
+        Poll::Ready(Ok(()))
+    }
+    fn unflushed(&self) -> bool {
+        self.get_ref().1.wants_write()
+    }
 }
 
 /// What a wait for the client ended with.
@@ -478,10 +749,10 @@ enum Wait {
 
 /// Wait for bytes from the client and read them into `rbuf`. A buffer given
 /// back while idle is taken again only once bytes are there to read.
-async fn read_some(
+async fn read_some<S: Conn>(
     engine: &Engine,
     handle: &ClientHandle,
-    stream: &mut TcpStream,
+    stream: &mut S,
     rbuf: &mut BytesMut,
     wake: &Notify,
 ) -> std::io::Result<Wait> {
@@ -490,7 +761,7 @@ async fn read_some(
         if rbuf.capacity() == 0 {
             tokio::select! {
                 biased;
-                r = stream.readable() => r?,
+                r = std::future::poll_fn(|cx| stream.poll_wait_readable(cx)) => r?,
                 _ = wake.notified() => return Ok(Wait::Woken),
             }
         }
@@ -523,10 +794,10 @@ async fn read_some(
 
 /// Write all of `wbuf`, then empty it. Returns false when the client was
 /// killed while its replies waited for the socket.
-async fn write_replies(
+async fn write_replies<S: Conn>(
     engine: &Engine,
     handle: &ClientHandle,
-    stream: &mut TcpStream,
+    stream: &mut S,
     wbuf: &mut BytesMut,
     wake: &Notify,
 ) -> std::io::Result<bool> {
@@ -537,16 +808,18 @@ async fn write_replies(
     let bufs = &handle.bufs;
     BufferStats::raise(&bufs.out_peak, wbuf.len());
     let mut done = 0;
-    while done < wbuf.len() {
+    while done < wbuf.len() || stream.unflushed() {
         // Only a reply the socket cannot take at once waits here, and only
         // then does CLIENT LIST see it pending.
-        match stream.try_write(&wbuf[done..]) {
-            Ok(n) => {
-                done += n;
-                continue;
+        if done < wbuf.len() {
+            match stream.try_write_now(&wbuf[done..]) {
+                Ok(n) => {
+                    done += n;
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
         }
         BufferStats::set(&bufs.out_pending, wbuf.len() - done);
         BufferStats::set(&bufs.out_cap, wbuf.capacity());
@@ -556,7 +829,7 @@ async fn write_replies(
         let soft = keel_engine::outbuf::soft_pending(handle);
         tokio::select! {
             biased;
-            r = stream.writable() => r?,
+            r = std::future::poll_fn(|cx| stream.poll_wait_write(cx, &wbuf[done..])) => done += r?,
             _ = wake.notified() => {
                 if handle.is_killed() {
                     return Ok(false);
@@ -631,10 +904,10 @@ pub fn clients_cron(engine: &Engine) {
     }
 }
 
-async fn connection_loop(
+async fn connection_loop<S: Conn>(
     engine: &Engine,
     session: &mut Session,
-    stream: &mut TcpStream,
+    stream: &mut S,
     wake: &Notify,
 ) -> std::io::Result<()> {
     let handle = session.handle.clone();
@@ -804,10 +1077,10 @@ async fn wait_durable(engine: &Engine, seq: u64) {
 /// Wait until the blocked command of `session` is served or times out, reading
 /// (not running) what the client sends meanwhile so a closed connection is
 /// noticed. Returns its reply, or `None` when the connection must close.
-async fn wait_blocked(
+async fn wait_blocked<S: Conn>(
     engine: &Engine,
     session: &mut Session,
-    stream: &mut TcpStream,
+    stream: &mut S,
     rbuf: &mut BytesMut,
     wake: &Notify,
 ) -> Option<Frame> {
@@ -1099,10 +1372,10 @@ fn flush_messages(feed: &keel_engine::monitor::MonitorFeed, wbuf: &mut BytesMut)
 
 /// Read for a monitoring client: while it sends nothing, write the lines fed to
 /// it (none while its replies are off). Monitors never time out, as in Redis.
-async fn monitor_read(
+async fn monitor_read<S: Conn>(
     engine: &Engine,
     session: &Session,
-    stream: &mut TcpStream,
+    stream: &mut S,
     rbuf: &mut BytesMut,
     wake: &Notify,
 ) -> std::io::Result<Wait> {
@@ -1172,10 +1445,10 @@ fn idle_left(engine: &Engine, session: &Session) -> Option<Duration> {
 /// Wait until CLIENT PAUSE ends (UNPAUSE or its deadline) so the held command
 /// can run again, reading (not running) what the client sends meanwhile so a
 /// closed connection is noticed. Returns false when the connection must close.
-async fn wait_unpaused(
+async fn wait_unpaused<S: Conn>(
     engine: &Engine,
     session: &Session,
-    stream: &mut TcpStream,
+    stream: &mut S,
     rbuf: &mut BytesMut,
     wake: &Notify,
 ) -> bool {
@@ -1201,10 +1474,10 @@ async fn wait_unpaused(
 /// buffers back when the clients cron asks. Ends only when the connection
 /// must close (closed, killed, or over the query buffer limit); reading is
 /// cancel-safe, so dropping it when the wait ends loses nothing.
-async fn read_while_waiting(
+async fn read_while_waiting<S: Conn>(
     engine: &Engine,
     handle: &ClientHandle,
-    stream: &mut TcpStream,
+    stream: &mut S,
     rbuf: &mut BytesMut,
     wake: &Notify,
 ) {
@@ -1245,6 +1518,43 @@ mod tests {
     fn free_port() -> u16 {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr").port()
+    }
+
+    #[test]
+    fn protected_mode_serves_only_loopback_without_a_password() {
+        let outside: IpAddr = "192.0.2.7".parse().expect("ip");
+        let outside6: IpAddr = "2001:db8::7".parse().expect("ip");
+        for lo in ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"] {
+            let lo: IpAddr = lo.parse().expect("ip");
+            assert!(!protected_mode_refuses(true, true, lo), "{lo}");
+        }
+        assert!(protected_mode_refuses(true, true, outside));
+        assert!(protected_mode_refuses(true, true, outside6));
+        // Off, or a password set: everyone is served.
+        assert!(!protected_mode_refuses(false, true, outside));
+        assert!(!protected_mode_refuses(true, false, outside));
+        assert!(PROTECTED_DENIED.starts_with(b"-DENIED Redis is running in protected mode"));
+        assert!(PROTECTED_DENIED.ends_with(b"from the outside.\r\n"));
+    }
+
+    #[test]
+    fn keepalive_is_set_as_redis_sets_it() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let c = std::net::TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
+        let sock = socket2::SockRef::from(&c);
+        set_keepalive(&c, 0);
+        assert!(!sock.keepalive().expect("get"));
+        set_keepalive(&c, 300);
+        assert!(sock.keepalive().expect("get"));
+        assert_eq!(
+            sock.keepalive_time().expect("idle"),
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            sock.keepalive_interval().expect("intvl"),
+            Duration::from_secs(100)
+        );
+        assert_eq!(sock.keepalive_retries().expect("cnt"), 3);
     }
 
     #[test]

@@ -287,7 +287,7 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
     std::fs::write(
         &conf,
         format!(
-            "port {}\nfrobnicate yes\ninclude {}\ntls-port 6380\nhz 10\n",
+            "port {}\nfrobnicate yes\ninclude {}\ntls-replication yes\nhz 10\n",
             free_port(),
             inc.display()
         ),
@@ -308,7 +308,7 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
             "{}, at line 1\n>>> 'maxmemory-clients 1gb'\n'maxmemory-clients 1gb' needs client eviction, which is not available",
             inc.display()
         ),
-        "at line 4\n>>> 'tls-port 6380'\n'tls-port 6380' needs TLS".to_string(),
+        "at line 4\n>>> 'tls-replication yes'\n'tls-replication yes' needs TLS".to_string(),
         "(command line), at line 1\n>>> 'notify-keyspace-events KEQ'\nInvalid event class character. Use 'Ag$lshzxeKEtmdn'."
             .to_string(),
     ] {

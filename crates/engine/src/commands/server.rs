@@ -922,6 +922,15 @@ fn apply_net(
             Err(_) => failure = Some((name, "Failed to bind to specified addresses.".into())),
         }
     }
+    let tls = chosen
+        .iter()
+        .map(|(d, _)| d.name)
+        .find(|n| n.starts_with("tls-") && changed(n));
+    if let (None, Some(name)) = (&failure, tls) {
+        if let Err(reason) = net.reload_tls(cfg) {
+            failure = Some((name, reason));
+        }
+    }
     let Some((name, reason)) = failure else {
         return Ok(());
     };
