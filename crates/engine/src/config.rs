@@ -407,10 +407,9 @@ pub static DIRECTIVES: &[Directive] = &[
     // SHUTDOWN waits this long for replicas to catch up.
     later(REPLICATION, "shutdown-timeout", "10", int(0, I32), true),
     // ACL.
-    later(ACL, "aclfile", "", Kind::Str, false),
-    later(ACL, "acllog-max-len", "128", int(0, I64), true),
-    later(
-        ACL,
+    d("aclfile", "", Kind::Str, false),
+    d("acllog-max-len", "128", int(0, I64), true),
+    d(
         "acl-pubsub-default",
         "resetchannels",
         Kind::Enum(&["allchannels", "resetchannels"]),
