@@ -87,7 +87,6 @@ const fn mem(min: i64) -> Kind {
 // The features a later version of Keel brings, named in refusals.
 const MAXMEMORY: &str = "maxmemory and eviction";
 const REPLICATION: &str = "replication";
-const ACL: &str = "ACL";
 const TLS: &str = "TLS";
 const CLUSTER: &str = "cluster";
 const DEFRAG: &str = "active defragmentation";
@@ -616,11 +615,8 @@ pub static ALIASES: &[(&str, &str)] = &[
 /// Directives only a config file (or the command line) takes, never CONFIG
 /// GET/SET: `include` is honoured by the loader; the others name a feature
 /// Keel does not have, and are refused with it.
-pub static FILE_ONLY_LATER: &[(&str, &str)] = &[
-    ("rename-command", RENAME),
-    ("loadmodule", MODULES),
-    ("user", ACL),
-];
+pub static FILE_ONLY_LATER: &[(&str, &str)] =
+    &[("rename-command", RENAME), ("loadmodule", MODULES)];
 
 /// Names Redis 7.0 still reads from a file and ignores.
 pub static IGNORED: &[&str] = &[
@@ -1026,6 +1022,9 @@ pub struct Config {
     pub ops: OpsHot,
     /// `client-output-buffer-limit`, shared with every client's handle.
     pub output_limits: std::sync::Arc<crate::outbuf::OutputLimits>,
+    /// `user` lines of the config file, each the user's name and rules,
+    /// applied when the engine is built.
+    pub acl_users: parking_lot::Mutex<Vec<Vec<String>>>,
 }
 
 impl Default for Config {
@@ -1041,6 +1040,7 @@ impl Default for Config {
             query_buffer_limit: AtomicI64::new(0),
             idle_timeout_s: AtomicI64::new(0),
             compact: RwLock::new(keel_store::CompactLimits::default()),
+            acl_users: parking_lot::Mutex::new(Vec::new()),
             ops: OpsHot::default(),
             output_limits: Default::default(),
         };
@@ -1076,6 +1076,15 @@ impl Config {
     /// clears them). Names Redis ignores are accepted.
     pub fn apply_line(&self, name: &str, words: &[&str], add_up: bool) -> Result<(), ConfigError> {
         if IGNORED.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("user") {
+            if words.is_empty() {
+                return Err(ConfigError::Unknown);
+            }
+            self.acl_users
+                .lock()
+                .push(words.iter().map(|w| w.to_string()).collect());
             return Ok(());
         }
         if let Some((_, feature)) = FILE_ONLY_LATER

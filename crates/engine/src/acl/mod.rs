@@ -289,8 +289,17 @@ impl Acl {
 
     /// Check `argv` (command `id`) against `user`'s selectors.
     pub fn check(&self, user: &User, id: usize, argv: &[Bytes]) -> Result<(), Denied> {
-        let s = user.state.read();
         let info = self.info();
+        // AUTH, HELLO, RESET and QUIT are open to every user, as in Redis.
+        if info
+            .table
+            .specs
+            .get(id)
+            .is_some_and(|s| s.flags.contains(crate::spec::Flags::NO_AUTH))
+        {
+            return Ok(());
+        }
+        let s = user.state.read();
         let mut worst: Option<Denied> = None;
         for sel in std::iter::once(&s.root).chain(s.selectors.iter()) {
             match sel.check(info, id, argv) {
@@ -490,4 +499,54 @@ pub(crate) fn config_changed(engine: &Engine, name: &str) {
             .acl
             .set_requirepass(&engine.config.get("requirepass"));
     }
+}
+
+/// At start: the config file's `user` lines, or the users of `aclfile`
+/// (never both, as in Redis). `Err` is the reason to stop.
+pub fn load_at_start(engine: &Engine) -> Result<(), String> {
+    let lines = std::mem::take(&mut *engine.config.acl_users.lock());
+    let path = engine.config.get("aclfile");
+    if !lines.is_empty() && !path.is_empty() {
+        return Err(
+            "Configuring Redis with users defined in redis.conf and at the same \
+                    setting an ACL file path is invalid. This setup is very likely to lead to \
+                    configuration errors and security holes, please define either an ACL file \
+                    or declare users directly in your redis.conf, but not both."
+                .into(),
+        );
+    }
+    if !path.is_empty() {
+        return crate::commands::acl::load_file(engine, &path)
+            .map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"));
+    }
+    let all = engine.config.get("acl-pubsub-default") == "allchannels";
+    for words in lines {
+        let Some((name, rules)) = words.split_first() else {
+            continue;
+        };
+        let ops: Vec<Bytes> = rules
+            .iter()
+            .map(|r| Bytes::copy_from_slice(r.as_bytes()))
+            .collect();
+        engine.acl.set_user(name, &ops, all).map_err(|e| {
+            format!(
+                "Error in user declaration '{name}': {}",
+                e.strip_prefix("ERR ").unwrap_or(&e)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The check of a command called from a script (`redis.call`): `Some` is
+/// the error reply of a refusal, logged with context `lua`.
+pub(crate) fn check_in_script(
+    ctx: &crate::ctx::Ctx<'_>,
+    id: usize,
+    argv: &[Bytes],
+) -> Option<keel_resp::Frame> {
+    let user = ctx.session.user.as_ref().filter(|u| !u.free())?;
+    admit(ctx.engine, ctx.session, user, id, argv, Context::Lua)
+        .err()
+        .map(|e| keel_resp::Frame::Error(Bytes::from(e.to_string())))
 }

@@ -290,7 +290,6 @@ fn acl_cat(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     };
     let table = &ctx.engine.commands;
     let names = (0..table.len())
-        .filter(|&id| table.specs[id].subcommands.is_empty())
         .filter(|&id| info.cats.get(id).is_some_and(|m| m & (1 << c) != 0))
         .map(|id| bulk(table.full_name(id)))
         .collect();

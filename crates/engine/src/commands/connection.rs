@@ -104,9 +104,10 @@ fn check_credentials(
     if let Some(u) = acl.authenticate(name, pass) {
         return Ok(u);
     }
+    // The object is the command's name as the client sent it.
     let cmd = argv
         .first()
-        .map(|n| String::from_utf8_lossy(n).to_ascii_lowercase())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
         .unwrap_or_default();
     crate::acl::log_denial(
         ctx.engine,
