@@ -164,7 +164,8 @@ def test_users_deluser_whoami_cat_genpass(r):
     with pytest.raises(redis.ResponseError, match="The 'default' user cannot be removed"):
         r.acl_deluser("a", "default")
     assert r.acl_users() == ["a", "b", "default"]
-    assert r.acl_deluser("a", "nope", "b") == 2
+    assert r.execute_command("ACL", "DELUSER", "a", "nope", "b") == 2
+    assert r.execute_command("ACL", "WHOAMI") == "default"
     cats = r.acl_cat()
     assert cats[:21] == ["keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
                          "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast",

@@ -134,9 +134,8 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (self.rejected(&argv, Some(id), CmdError::NoAuth), Vec::new());
         }
-        if let Some(user) = session.user.as_ref().filter(|u| !u.free()) {
-            let user = user.clone();
-            if let Err(e) = crate::acl::admit_top(self, session, &user, id, &argv) {
+        if session.user.as_ref().is_some_and(|u| !u.free()) {
+            if let Err(e) = crate::acl::admit_top(self, session, id, &argv) {
                 return (self.rejected(&argv, Some(id), e), Vec::new());
             }
         }

@@ -82,6 +82,11 @@ pub struct CommandInfo {
     pub categories: Vec<&'static str>,
     pub cats: Vec<u64>,
     pub key_specs: Vec<Option<&'static [KeySpec]>>,
+    /// For each command, the permission each of its key specs needs
+    /// (`rules::READ` / `rules::WRITE`), worked out once from their flags.
+    pub key_needs: Vec<Vec<u8>>,
+    /// The id of SET, whose key is only read when GET is given.
+    pub set_id: usize,
     /// Channel arguments: 0 none, 1 first argument publishes, 2 every
     /// argument subscribes, 3 every argument is a pattern.
     pub channels: Vec<u8>,
@@ -96,6 +101,7 @@ impl CommandInfo {
             .collect();
         let mut cats = Vec::with_capacity(table.len());
         let mut key_specs = Vec::with_capacity(table.len());
+        let mut key_needs = Vec::with_capacity(table.len());
         let mut channels = Vec::with_capacity(table.len());
         for id in 0..table.len() {
             let spec = table.specs[id];
@@ -114,7 +120,11 @@ impl CommandInfo {
             }
             cats.push(mask);
             let name = table.full_name(id);
-            key_specs.push(crate::keyspec::for_command(&name));
+            let specs = crate::keyspec::for_command(&name);
+            key_needs.push(specs.map_or_else(Vec::new, |specs| {
+                specs.iter().map(|k| rules::need_of(k.flags)).collect()
+            }));
+            key_specs.push(specs);
             channels.push(match name.as_str() {
                 "publish" | "spublish" => 1,
                 "subscribe" | "ssubscribe" => 2,
@@ -122,11 +132,14 @@ impl CommandInfo {
                 _ => 0,
             });
         }
+        let set_id = table.lookup(b"set").unwrap_or(usize::MAX);
         CommandInfo {
             table,
             categories,
             cats,
             key_specs,
+            key_needs,
+            set_id,
             channels,
         }
     }
@@ -427,16 +440,22 @@ pub(crate) fn admit(
 pub(crate) fn admit_top(
     engine: &Engine,
     session: &mut crate::session::Session,
-    user: &User,
     id: usize,
     argv: &[Bytes],
 ) -> Result<(), crate::error::CmdError> {
+    let Some(user) = session.user.as_deref() else {
+        return Ok(());
+    };
+    if engine.acl.check(user, id, argv).is_ok() {
+        return Ok(());
+    }
     let context = if session.multi.is_some() {
         Context::Multi
     } else {
         Context::Toplevel
     };
-    let r = admit(engine, session, user, id, argv, context);
+    let user = session.user.clone().expect("checked above");
+    let r = admit(engine, session, &user, id, argv, context);
     if r.is_err() && session.multi.is_some() {
         session.multi_error = true;
     }

@@ -90,23 +90,7 @@ impl Selector {
         }
         if !self.all_keys {
             if let Some(Some(specs)) = info.key_specs.get(id) {
-                let set_without_get = argv.first().is_some_and(|n| n.eq_ignore_ascii_case(b"SET"))
-                    && !argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"GET"));
-                for (pos, flags) in crate::keyspec::positions(specs, argv) {
-                    let mut need = 0;
-                    if flags.contains(&"access") && !set_without_get {
-                        need |= READ;
-                    }
-                    if flags
-                        .iter()
-                        .any(|f| matches!(*f, "insert" | "delete" | "update"))
-                    {
-                        need |= WRITE;
-                    }
-                    if !self.key_allowed(&argv[pos], need) {
-                        return Err(Denied::Key(pos));
-                    }
-                }
+                self.check_keys(info, id, specs, argv)?;
             }
         }
         if !self.all_channels {
@@ -126,6 +110,42 @@ impl Selector {
                 if !ok {
                     return Err(Denied::Channel(pos));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_keys(
+        &self,
+        info: &CommandInfo,
+        id: usize,
+        specs: &'static [crate::keyspec::KeySpec],
+        argv: &[Bytes],
+    ) -> Result<(), Denied> {
+        let needs = &info.key_needs[id];
+        // SET reads its key only with GET (Redis resolves its variable flags so).
+        let only_write =
+            id == info.set_id && !argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"GET"));
+        let adjust = |need: u8| if only_write { need & !READ } else { need };
+        // The common shape, one key at a fixed index, without allocating.
+        if let [spec] = specs {
+            if let (
+                crate::keyspec::Begin::Index(i),
+                crate::keyspec::Find::Range { lastkey: 0, .. },
+            ) = (spec.begin, spec.find)
+            {
+                let i = i as usize;
+                if let Some(key) = argv.get(i).filter(|_| i > 0) {
+                    if !self.key_allowed(key, adjust(needs[0])) {
+                        return Err(Denied::Key(i));
+                    }
+                }
+                return Ok(());
+            }
+        }
+        for (pos, flags) in crate::keyspec::positions(specs, argv) {
+            if !self.key_allowed(&argv[pos], adjust(need_of(flags))) {
+                return Err(Denied::Key(pos));
             }
         }
         Ok(())
@@ -379,6 +399,21 @@ impl Selector {
         }
         rules.join(" ")
     }
+}
+
+/// The permission a key spec's flags ask for: `access` reads, `insert`,
+/// `delete` and `update` write; a key with none (EXISTS, TYPE) needs only to
+/// match some pattern.
+pub fn need_of(flags: &[&str]) -> u8 {
+    let mut need = 0;
+    for f in flags {
+        match *f {
+            "access" => need |= READ,
+            "insert" | "delete" | "update" => need |= WRITE,
+            _ => {}
+        }
+    }
+    need
 }
 
 const SYNTAX: &str = "Syntax error";

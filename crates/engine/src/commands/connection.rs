@@ -1206,6 +1206,8 @@ mod tests {
             .config
             .set("requirepass", &[pass], false)
             .expect("valid");
+        // What CONFIG SET does after setting it: the default user's password.
+        t.engine.acl.set_requirepass(pass);
         t.session = t.other_session();
         t
     }
