@@ -3,6 +3,7 @@
 # atomic load per command) and as a user with rules (+@all ~key:*: a bitset
 # test plus one glob per key). Alternates the two, RUNS times each.
 #   N=1000000 RUNS=3 P=16 scripts/bench-acl.sh
+# USERS=default KEEL_SERVER=/path/to/older/keel-server measures a build without ACL.
 set -euo pipefail
 BIN=${KEEL_SERVER:-target/release/keel-server}
 N=${N:-1000000}; RUNS=${RUNS:-3}; P=${P:-16}
@@ -15,7 +16,7 @@ redis-cli -p "$PORT" ACL SETUSER bench on '>pw' '+@all' '~key:*' >/dev/null
 cpu() { awk '{print $14+$15}' /proc/$PID/stat; }
 tck=$(getconf CLK_TCK)
 for run in $(seq "$RUNS"); do
-  for who in default bench; do
+  for who in ${USERS:-default bench}; do
     for t in set get; do
       auth=(); [ "$who" = bench ] && auth=(--user bench -a pw)
       c0=$(cpu)
