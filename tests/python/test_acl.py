@@ -433,10 +433,15 @@ def test_aclfile_save_load_and_restart():
             setuser(c, "added", "on", ">x", "~a*", "&c*", "+@read", "(+set ~s*)")
             want = sorted(c.acl_list())
             assert c.execute_command("ACL", "SAVE") == "OK"
+            other = s.client(username="added", password="x")
+            other.get("a1")
             setuser(c, "added", "reset")
             setuser(c, "temp")
             assert c.execute_command("ACL", "LOAD") == "OK"
-            c = s.client()
+            # The default user's clients stay; the others' are disconnected.
+            assert c.acl_whoami() == "default"
+            assert "user=added" not in c.execute_command("CLIENT", "LIST")
+            other.close()
             assert sorted(c.acl_list()) == want
             with open(path, "a") as f:
                 f.write("user broken on +nosuch\n")
@@ -539,3 +544,24 @@ def test_key_pattern_user_matrix(r):
         assert r.execute_command("ACL", "DRYRUN", "kp", *argv) == "OK", name
         checked += 1
     assert checked > 50
+
+
+def test_aclfile_and_user_directives_together_are_refused():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "users.acl")
+        with open(path, "w") as f:
+            f.write("user default on nopass ~* &* +@all\n")
+        with pytest.raises(RuntimeError, match="not both"):
+            with running_server("--aclfile", path, "--user", "x", "on"):
+                pass
+
+
+def test_acl_pubsub_default_allchannels():
+    with running_server("--acl-pubsub-default", "allchannels") as s:
+        c = s.client()
+        setuser(c, "p", "on", "nopass", "+@all")
+        assert line(c, "p") == "user p on nopass &* +@all"
+        assert c.execute_command("ACL", "DRYRUN", "p", "publish", "any", "m") == "OK"
+        c.config_set("acl-pubsub-default", "resetchannels")
+        setuser(c, "q", "on", "nopass", "+@all")
+        assert line(c, "q") == "user q on nopass resetchannels +@all"

@@ -269,10 +269,21 @@ impl Acl {
     /// Replace every user at once (ACL LOAD, `aclfile` at start).
     pub fn replace_all(&self, new: BTreeMap<String, UserState>) {
         let mut users = self.users.write();
+        // `default` changes in place: the clients logged in as it stay and
+        // see its new rules, as in Redis; every other user is new.
+        let default = users.remove("default");
         users.clear();
         for (name, state) in new {
-            let user = User::new(&name, state);
-            users.insert(name, user);
+            match default.as_ref().filter(|_| name == "default") {
+                Some(d) => {
+                    d.replace(state);
+                    users.insert(name, d.clone());
+                }
+                None => {
+                    let user = User::new(&name, state);
+                    users.insert(name, user);
+                }
+            }
         }
     }
 

@@ -753,4 +753,79 @@ mod tests {
         assert_eq!(run(&["psubscribe", "c1*"]), Err(Denied::Channel(1)));
         assert!(!u.free());
     }
+
+    /// A model law: the rules ACL LIST prints, applied to a fresh user, give
+    /// back the same user (what ACL SAVE and LOAD rely on), for any sequence
+    /// of rules; and a refused sequence leaves the user as it was.
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+
+        const OPS: &[&str] = &[
+            "on",
+            "off",
+            "nopass",
+            "resetpass",
+            ">a",
+            ">b",
+            "<a",
+            "#0000000000000000000000000000000000000000000000000000000000000000",
+            "~k*",
+            "%R~r*",
+            "%W~w*",
+            "%RW~rw*",
+            "allkeys",
+            "resetkeys",
+            "&c*",
+            "&d",
+            "allchannels",
+            "resetchannels",
+            "+get",
+            "-get",
+            "+set",
+            "+@read",
+            "-@read",
+            "+@write",
+            "+@all",
+            "-@all",
+            "+@dangerous",
+            "-@admin",
+            "+client",
+            "-client|kill",
+            "+client|list",
+            "+config|get",
+            "nocommands",
+            "allcommands",
+            "(+get ~s*)",
+            "clearselectors",
+            "reset",
+            "sanitize-payload",
+            "skip-sanitize-payload",
+            "bad",
+        ];
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+            #[test]
+            fn list_round_trips(ops in proptest::collection::vec(0..OPS.len(), 0..12)) {
+                let a = Acl::new("");
+                let words: Vec<&str> = ops.iter().map(|&i| OPS[i]).collect();
+                let before = a.get(b"default").map(|u| u.state());
+                set(&a, "u", &["on"]).unwrap();
+                let prior = a.get(b"u").unwrap().state();
+                match set(&a, "u", &words) {
+                    Err(_) => prop_assert_eq!(a.get(b"u").unwrap().state(), prior),
+                    Ok(()) => {
+                        let listed = list(&a, "u");
+                        let again: Vec<&str> = listed.split(' ').collect();
+                        set(&a, "v", &again).unwrap();
+                        let (u, v) = (a.get(b"u").unwrap().state(), a.get(b"v").unwrap().state());
+                        prop_assert_eq!(&u, &v, "listed as {}", listed);
+                        prop_assert_eq!(list(&a, "v"), listed);
+                    }
+                }
+                prop_assert_eq!(a.get(b"default").map(|u| u.state()), before);
+            }
+        }
+    }
 }

@@ -438,17 +438,17 @@ fn acl_load(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> 
         return Err(CmdError::err(NO_ACLFILE));
     }
     load_file(ctx.engine, &path).map_err(CmdError::err)?;
-    // Like Redis, every client logged in as a user that was loaded again or
-    // is gone is disconnected; the caller too.
-    let names: Vec<String> = ctx.engine.acl.names();
+    // Like Redis, every client logged in as a user other than `default` is
+    // disconnected (the caller too, after this reply): its user was loaded
+    // again or is gone.
     let mut all: Vec<String> = ctx
         .engine
         .clients
         .lock()
         .values()
         .map(|h| h.user.lock().to_string())
+        .filter(|u| u != "default")
         .collect();
-    all.extend(names);
     all.sort();
     all.dedup();
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
