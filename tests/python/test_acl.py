@@ -565,3 +565,22 @@ def test_acl_pubsub_default_allchannels():
         c.config_set("acl-pubsub-default", "resetchannels")
         setuser(c, "q", "on", "nopass", "+@all")
         assert line(c, "q") == "user q on nopass resetchannels +@all"
+
+
+def test_subscriber_losing_its_channel_is_disconnected(acl_server, r):
+    import time
+    setuser(r, "p", "on", "nopass", "~*", "&*", "+@all")
+    c = acl_server.client(username="p", password="x")
+    ps = c.pubsub()
+    ps.subscribe("ch1")
+    assert ps.get_message(timeout=1)["type"] == "subscribe"
+    setuser(r, "p", "resetchannels", "&ch*")
+    time.sleep(0.1)
+    assert "user=p" in r.execute_command("CLIENT", "LIST")
+    setuser(r, "p", "resetchannels", "&other")
+    deadline = time.time() + 2
+    while "user=p" in r.execute_command("CLIENT", "LIST") and time.time() < deadline:
+        time.sleep(0.05)
+    assert "user=p" not in r.execute_command("CLIENT", "LIST")
+    ps.close()
+    c.close()

@@ -235,7 +235,7 @@ impl Engine {
         // Like Redis: a client starts as `default`, logged in unless that
         // user needs a password.
         let user = self.acl.default_user();
-        let needs_auth = !user.state().nopass || !user.state().enabled;
+        let needs_auth = user.needs_auth();
         let mut session = Session::new(handle, !needs_auth);
         session.user = Some(user);
         session

@@ -44,6 +44,13 @@ impl User {
         self.free.load(Ordering::Relaxed)
     }
 
+    /// Whether a client must AUTH before acting as this user (a password is
+    /// needed, or the user is off).
+    pub fn needs_auth(&self) -> bool {
+        let s = self.state.read();
+        !s.nopass || !s.enabled
+    }
+
     pub fn state(&self) -> UserState {
         self.state.read().clone()
     }
@@ -309,6 +316,24 @@ impl Acl {
             s.enabled && (s.nopass || s.passwords.iter().any(|h| rules::check_password(h, pass)))
         };
         ok.then_some(user)
+    }
+
+    /// Whether some selector of `user` allows `channel` (a pattern must be
+    /// listed as is).
+    pub fn channel_allowed(&self, user: &User, channel: &[u8], pattern: bool) -> bool {
+        let s = user.state.read();
+        std::iter::once(&s.root)
+            .chain(s.selectors.iter())
+            .any(|sel| {
+                sel.all_channels
+                    || sel.channels.iter().any(|p| {
+                        if pattern {
+                            p == channel
+                        } else {
+                            keel_store::glob::glob_match(p, channel, false)
+                        }
+                    })
+            })
     }
 
     /// Check `argv` (command `id`) against `user`'s selectors.
@@ -579,4 +604,39 @@ pub(crate) fn check_in_script(
     admit(ctx.engine, ctx.session, user, id, argv, Context::Lua)
         .err()
         .map(|e| keel_resp::Frame::Error(Bytes::from(e.to_string())))
+}
+
+/// After `name`'s rules changed: disconnect its clients subscribed to a
+/// channel or pattern it may no longer use, as Redis does.
+pub(crate) fn kill_unpermitted_subscribers(engine: &Engine, name: &str, except: u64) -> bool {
+    let Some(user) = engine.acl.get(name.as_bytes()) else {
+        return false;
+    };
+    let handles: Vec<Arc<crate::session::ClientHandle>> = engine
+        .clients
+        .lock()
+        .values()
+        .filter(|h| *h.user.lock().as_ref() == *name)
+        .filter(|h| h.subs.iter().any(|n| n.load(Ordering::Relaxed) > 0))
+        .cloned()
+        .collect();
+    let mut killed_self = false;
+    for h in handles {
+        let [channels, patterns, shards] = engine.pubsub.names_of(h.id);
+        let denied = channels
+            .iter()
+            .chain(shards.iter())
+            .any(|c| !engine.acl.channel_allowed(&user, c, false))
+            || patterns
+                .iter()
+                .any(|p| !engine.acl.channel_allowed(&user, p, true));
+        if denied {
+            if h.id == except {
+                killed_self = true;
+            } else {
+                h.kill();
+            }
+        }
+    }
+    killed_self
 }

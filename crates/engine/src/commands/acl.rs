@@ -189,6 +189,9 @@ fn acl_setuser(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
         .acl
         .set_user(&name, ops, all)
         .map_err(CmdError::Other)?;
+    if crate::acl::kill_unpermitted_subscribers(ctx.engine, &name, ctx.session.id()) {
+        ctx.session.close_after_reply = true;
+    }
     Ok(Frame::ok())
 }
 

@@ -309,9 +309,9 @@ fn reset(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // still hides its answer.
     ctx.session.reply_flags &= crate::session::REPLY_SKIP;
     let default = ctx.engine.acl.default_user();
-    let state = default.state();
+    let needs_auth = default.needs_auth();
     login(ctx, default);
-    if !state.nopass || !state.enabled {
+    if needs_auth {
         ctx.session.authenticated = false;
     }
     Ok(Frame::simple("RESET"))
