@@ -532,7 +532,9 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
         Ok(id) => id,
         Err(e) => return err(e),
     };
-    if let Some(user) = ctx.session.user.clone().filter(|u| !u.free()) {
+    // The Arc is cloned only for a user with rules: a free one costs one load.
+    let checked = ctx.session.user.as_ref().is_some_and(|u| !u.free());
+    if let Some(user) = checked.then(|| ctx.session.user.clone()).flatten() {
         let context = if ctx.in_script {
             crate::acl::Context::Lua
         } else {
