@@ -87,7 +87,6 @@ const fn mem(min: i64) -> Kind {
 // The features a later version of Keel brings, named in refusals.
 const CLIENT_EVICTION: &str = "client eviction";
 const REPLICATION: &str = "replication";
-const ACL: &str = "ACL";
 const TLS: &str = "TLS";
 const CLUSTER: &str = "cluster";
 const DEFRAG: &str = "active defragmentation";
@@ -400,10 +399,9 @@ pub static DIRECTIVES: &[Directive] = &[
     // SHUTDOWN waits this long for replicas to catch up.
     later(REPLICATION, "shutdown-timeout", "10", int(0, I32), true),
     // ACL.
-    later(ACL, "aclfile", "", Kind::Str, false),
-    later(ACL, "acllog-max-len", "128", int(0, I64), true),
-    later(
-        ACL,
+    d("aclfile", "", Kind::Str, false),
+    d("acllog-max-len", "128", int(0, I64), true),
+    d(
         "acl-pubsub-default",
         "resetchannels",
         Kind::Enum(&["allchannels", "resetchannels"]),
@@ -609,11 +607,8 @@ pub static ALIASES: &[(&str, &str)] = &[
 /// Directives only a config file (or the command line) takes, never CONFIG
 /// GET/SET: `include` is honoured by the loader; the others name a feature
 /// Keel does not have, and are refused with it.
-pub static FILE_ONLY_LATER: &[(&str, &str)] = &[
-    ("rename-command", RENAME),
-    ("loadmodule", MODULES),
-    ("user", ACL),
-];
+pub static FILE_ONLY_LATER: &[(&str, &str)] =
+    &[("rename-command", RENAME), ("loadmodule", MODULES)];
 
 /// Names Redis 7.0 still reads from a file and ignores.
 pub static IGNORED: &[&str] = &[
@@ -1019,6 +1014,9 @@ pub struct Config {
     pub ops: OpsHot,
     /// `client-output-buffer-limit`, shared with every client's handle.
     pub output_limits: std::sync::Arc<crate::outbuf::OutputLimits>,
+    /// `user` lines of the config file, each the user's name and rules,
+    /// applied when the engine is built.
+    pub acl_users: parking_lot::Mutex<Vec<Vec<String>>>,
 }
 
 impl Default for Config {
@@ -1034,6 +1032,7 @@ impl Default for Config {
             query_buffer_limit: AtomicI64::new(0),
             idle_timeout_s: AtomicI64::new(0),
             compact: RwLock::new(keel_store::CompactLimits::default()),
+            acl_users: parking_lot::Mutex::new(Vec::new()),
             ops: OpsHot::default(),
             output_limits: Default::default(),
         };
@@ -1069,6 +1068,15 @@ impl Config {
     /// clears them). Names Redis ignores are accepted.
     pub fn apply_line(&self, name: &str, words: &[&str], add_up: bool) -> Result<(), ConfigError> {
         if IGNORED.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("user") {
+            if words.is_empty() {
+                return Err(ConfigError::Unknown);
+            }
+            self.acl_users
+                .lock()
+                .push(words.iter().map(|w| w.to_string()).collect());
             return Ok(());
         }
         if let Some((_, feature)) = FILE_ONLY_LATER

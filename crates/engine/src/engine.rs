@@ -110,6 +110,8 @@ pub struct Engine {
     pub tracking: crate::tracking::Tracking,
     /// `maxmemory` eviction: the pool and counters.
     pub evictor: crate::evict::Evictor,
+    /// ACL users and the ACL log.
+    pub acl: crate::acl::Acl,
 }
 
 pub struct EngineBuilder {
@@ -150,6 +152,7 @@ impl EngineBuilder {
             .map(|_| char::from(b"0123456789abcdef"[(rng.next_u64() % 16) as usize]))
             .collect();
         let databases = self.config.get_i64("databases").max(1) as usize;
+        let acl = crate::acl::Acl::new(&self.config.get("requirepass"));
         Engine {
             keyspace: Keyspace::new(databases, self.shard_bits),
             commands: crate::commands::table(),
@@ -185,6 +188,7 @@ impl EngineBuilder {
             pubsub: crate::pubsub::PubSub::default(),
             tracking: crate::tracking::Tracking::default(),
             evictor: crate::evict::Evictor::default(),
+            acl,
         }
     }
 }
@@ -237,8 +241,13 @@ impl Engine {
         handle.bufs.output.attach(self.config.output_limits.clone());
         self.clients.lock().insert(id, handle.clone());
         self.stats.total_connections.fetch_add(1, Ordering::Relaxed);
-        let needs_auth = !self.config.get("requirepass").is_empty();
-        Session::new(handle, !needs_auth)
+        // Like Redis: a client starts as `default`, logged in unless that
+        // user needs a password.
+        let user = self.acl.default_user();
+        let needs_auth = user.needs_auth();
+        let mut session = Session::new(handle, !needs_auth);
+        session.user = Some(user);
+        session
     }
 
     /// Forget a client whose connection has closed.

@@ -134,6 +134,11 @@ impl Engine {
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
             return (self.rejected(&argv, Some(id), CmdError::NoAuth), Vec::new());
         }
+        if session.user.as_ref().is_some_and(|u| !u.free()) {
+            if let Err(e) = crate::acl::admit_top(self, session, id, &argv) {
+                return (self.rejected(&argv, Some(id), e), Vec::new());
+            }
+        }
         if self.scripting.busy.any() {
             if spec.name == "SHUTDOWN" {
                 return (self.shutdown_busy(session, &argv), Vec::new());
@@ -531,6 +536,18 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
         Ok(id) => id,
         Err(e) => return err(e),
     };
+    // The Arc is cloned only for a user with rules: a free one costs one load.
+    let checked = ctx.session.user.as_ref().is_some_and(|u| !u.free());
+    if let Some(user) = checked.then(|| ctx.session.user.clone()).flatten() {
+        let context = if ctx.in_script {
+            crate::acl::Context::Lua
+        } else {
+            crate::acl::Context::Multi
+        };
+        if let Err(e) = crate::acl::admit(engine, ctx.session, &user, id, argv, context) {
+            return err(e);
+        }
+    }
     let spec = engine.commands.specs[id];
     if spec.flags.contains(Flags::ALL_SHARDS) || spec.flags.contains(Flags::SHARD_WALK) {
         if (0..engine.keyspace.shard_count()).any(|s| !ctx.guards.holds(s)) {

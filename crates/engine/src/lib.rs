@@ -2,6 +2,8 @@
 //! they all run through. No sockets and no async: the network layer hands argv in
 //! and gets a reply frame back; tests do the same without a server.
 
+pub mod acl;
+mod aclcats;
 pub mod args;
 pub mod blocking;
 pub mod clock;

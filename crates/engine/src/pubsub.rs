@@ -276,6 +276,18 @@ impl PubSub {
             .collect()
     }
 
+    /// What client `id` is subscribed to: channels, patterns, shard channels.
+    pub(crate) fn names_of(&self, id: u64) -> [Vec<Bytes>; 3] {
+        let reg = self.inner.lock();
+        reg.each_ref().map(|names| {
+            names
+                .iter()
+                .filter(|(_, rx)| rx.iter().any(|r| r.handle.id == id))
+                .map(|(n, _)| n.clone())
+                .collect()
+        })
+    }
+
     /// Subscribers of `channel` (patterns not counted).
     pub fn numsub(&self, kind: Kind, channel: &[u8]) -> usize {
         self.inner.lock()[kind.index()]

@@ -57,6 +57,8 @@ pub struct ClientHandle {
     /// Messages queued for this client between replies (subscriptions,
     /// invalidations), created when the first is due.
     pub pushes: std::sync::OnceLock<Arc<crate::monitor::MonitorFeed>>,
+    /// The ACL user the client is logged in as, for CLIENT LIST and CLIENT KILL USER.
+    pub user: Mutex<Arc<str>>,
 }
 
 /// A connection's buffer sizes as its task last published them, for CLIENT
@@ -152,6 +154,7 @@ impl ClientHandle {
             tracking: AtomicU8::new(0),
             redirect: std::sync::atomic::AtomicI64::new(-1),
             pushes: std::sync::OnceLock::new(),
+            user: Mutex::new(Arc::from("default")),
         }
     }
 
@@ -189,6 +192,9 @@ pub struct Session {
     pub db: usize,
     pub proto: Protocol,
     pub authenticated: bool,
+    /// The ACL user whose rules apply; `None` for internal sessions (log
+    /// replay), which are never checked.
+    pub user: Option<Arc<crate::acl::User>>,
     /// Commands queued since MULTI; `None` outside a transaction.
     pub multi: Option<Vec<Vec<Bytes>>>,
     /// A queued command was rejected (unknown, arity): EXEC must abort.
@@ -266,6 +272,7 @@ impl Session {
             db: 0,
             proto: Protocol::Resp2,
             authenticated,
+            user: None,
             multi: None,
             multi_error: false,
             watched: Vec::new(),

@@ -152,6 +152,10 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     builder.shard_bits = 6;
     let engine = Arc::new(builder.build());
     engine.install_self();
+    if let Err(why) = keel_engine::acl::load_at_start(&engine) {
+        warn!("{why}");
+        std::process::exit(1);
+    }
     engine
         .scripting
         .install(Arc::new(keel_script::LuaHost::new()));

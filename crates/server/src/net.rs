@@ -578,7 +578,7 @@ async fn serve(
     let denied = stream.peer_addr().is_ok_and(|peer| {
         protected_mode_refuses(
             engine.config.get_bool("protected-mode"),
-            engine.config.get("requirepass").is_empty(),
+            engine.acl.default_user().nopass(),
             peer.ip(),
         )
     });

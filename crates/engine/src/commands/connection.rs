@@ -84,37 +84,48 @@ fn echo(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     Ok(Frame::Bulk(args.next_arg()?.clone()))
 }
 
-/// Check credentials against `requirepass`; `default` is the only user. `user`
-/// is `None` for the one-argument AUTH form.
-fn check_credentials(ctx: &Ctx<'_>, user: Option<&[u8]>, pass: &[u8]) -> Result<(), CmdError> {
-    let required = ctx.engine.config.get("requirepass");
-    let user_ok = user.is_none_or(|u| u == b"default");
-    if required.is_empty() {
-        // The default user has no password: any password is accepted when the
-        // user is named, while the bare form is reported as a configuration slip.
-        return match user {
-            None => Err(CmdError::err(
-                "AUTH <password> called without any password configured for the default user. \
-                 Are you sure your configuration is correct?",
-            )),
-            Some(_) if user_ok => Ok(()),
-            Some(_) => Err(CmdError::WrongPass),
-        };
+/// Check credentials against the ACL users. `user` is `None` for the
+/// one-argument AUTH form, which names `default`. A failure is logged in ACL
+/// LOG under the command's name.
+fn check_credentials(
+    ctx: &Ctx<'_>,
+    argv: &[Bytes],
+    user: Option<&[u8]>,
+    pass: &[u8],
+) -> Result<std::sync::Arc<crate::acl::User>, CmdError> {
+    let acl = &ctx.engine.acl;
+    if user.is_none() && acl.default_user().state().nopass {
+        return Err(CmdError::err(
+            "AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?",
+        ));
     }
-    if user_ok && constant_time_eq(required.as_bytes(), pass) {
-        Ok(())
-    } else {
-        Err(CmdError::WrongPass)
+    let name = user.unwrap_or(b"default");
+    if let Some(u) = acl.authenticate(name, pass) {
+        return Ok(u);
     }
+    // The object is the command's name as the client sent it.
+    let cmd = argv
+        .first()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_default();
+    crate::acl::log_denial(
+        ctx.engine,
+        ctx.session,
+        "auth",
+        crate::acl::Context::Toplevel,
+        cmd,
+        String::from_utf8_lossy(name).into_owned(),
+        argv,
+    );
+    Err(CmdError::WrongPass)
 }
 
-/// Compare without returning early on the first differing byte.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for (i, x) in a.iter().enumerate() {
-        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
-    }
-    diff == 0
+/// Log the session in as `user`.
+fn login(ctx: &mut Ctx<'_>, user: std::sync::Arc<crate::acl::User>) {
+    *ctx.session.handle.user.lock() = std::sync::Arc::from(user.name.as_str());
+    ctx.session.user = Some(user);
+    ctx.session.authenticated = true;
 }
 
 /// Client names and library attributes must be printable ASCII without spaces,
@@ -179,8 +190,8 @@ fn hello(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         }
     }
     if let Some((user, pass)) = auth {
-        check_credentials(ctx, Some(user), pass)?;
-        ctx.session.authenticated = true;
+        let user = check_credentials(ctx, args.argv(), Some(user), pass)?;
+        login(ctx, user);
     }
     if !ctx.session.authenticated {
         return Err(CmdError::msg(
@@ -229,8 +240,8 @@ fn auth(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         crate::monitor::redact(ctx, pos);
     }
     // A failed attempt leaves an already authenticated connection authenticated.
-    check_credentials(ctx, user, pass)?;
-    ctx.session.authenticated = true;
+    let user = check_credentials(ctx, args.argv(), user, pass)?;
+    login(ctx, user);
     Ok(Frame::ok())
 }
 
@@ -297,7 +308,10 @@ fn reset(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // Replies are switched back on before RESET answers; a SKIP in effect
     // still hides its answer.
     ctx.session.reply_flags &= crate::session::REPLY_SKIP;
-    if !ctx.engine.config.get("requirepass").is_empty() {
+    let default = ctx.engine.acl.default_user();
+    let needs_auth = default.needs_auth();
+    login(ctx, default);
+    if needs_auth {
         ctx.session.authenticated = false;
     }
     Ok(Frame::simple("RESET"))
@@ -482,7 +496,17 @@ pub(crate) fn client_memory(h: &ClientHandle) -> usize {
 /// One CLIENT LIST / CLIENT INFO line, in Redis 7.2's field order. `argv` is
 /// the running command's when the line describes the caller.
 fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
-    let now = ctx.now_ms();
+    client_line_for(ctx.engine, ctx.now_ms(), ctx.session.id(), h, argv)
+}
+
+/// [`client_line`] outside a command's context; `self_id` is the caller's id.
+pub(crate) fn client_line_for(
+    engine: &crate::engine::Engine,
+    now: u64,
+    self_id: u64,
+    h: &ClientHandle,
+    argv: &[Bytes],
+) -> String {
     let text = |v: &parking_lot::Mutex<Option<Bytes>>| {
         v.lock()
             .as_ref()
@@ -520,21 +544,21 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
         -1
     };
     let last = h.last_cmd.load(Ordering::Relaxed);
-    let cmd = if last < ctx.engine.commands.len() {
-        ctx.engine.commands.full_name(last)
+    let cmd = if last < engine.commands.len() {
+        engine.commands.full_name(last)
     } else {
         "NULL".to_string()
     };
     let age = now.saturating_sub(h.created_ms) / 1000;
     let idle = now.saturating_sub(h.last_interaction_ms.load(Ordering::Relaxed)) / 1000;
-    let argv_mem = if h.id == ctx.session.id() {
+    let argv_mem = if h.id == self_id {
         argv.iter().map(Bytes::len).sum()
     } else {
         0
     };
     format!(
         "id={} addr={} laddr={} fd={} name={} age={age} idle={idle} flags={flags} db={} \
-         sub={} psub={} ssub={} multi={multi} {} cmd={cmd} user=default redir={} resp={} \
+         sub={} psub={} ssub={} multi={multi} {} cmd={cmd} user={} redir={} resp={} \
          lib-name={} lib-ver={}\n",
         h.id,
         h.addr,
@@ -546,6 +570,7 @@ fn client_line(ctx: &Ctx<'_>, h: &ClientHandle, argv: &[Bytes]) -> String {
         subs[1],
         subs[2],
         buffer_fields(h, argv_mem),
+        h.user.lock(),
         h.redirect.load(Ordering::Relaxed),
         h.resp.load(Ordering::Relaxed),
         text(&h.lib_name),
@@ -664,6 +689,7 @@ struct KillFilter<'a> {
     id: Option<u64>,
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
+    user: Option<&'a [u8]>,
     /// The client type (`client-output-buffer-limit` class) asked for.
     class: Option<usize>,
 }
@@ -673,6 +699,7 @@ impl KillFilter<'_> {
         self.id.is_none_or(|id| h.id == id)
             && self.addr.is_none_or(|a| h.addr.as_bytes() == a)
             && self.laddr.is_none_or(|a| h.laddr.as_bytes() == a)
+            && self.user.is_none_or(|u| h.user.lock().as_bytes() == u)
             && self.class.is_none_or(|c| crate::outbuf::class_of(h) == c)
     }
 }
@@ -710,12 +737,13 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
         } else if is(opt, "LADDR") {
             filter.laddr = Some(val);
         } else if is(opt, "USER") {
-            if val.as_ref() != b"default" {
+            if ctx.engine.acl.get(val).is_none() {
                 return Err(CmdError::err(format!(
                     "No such user '{}'",
                     String::from_utf8_lossy(val)
                 )));
             }
+            filter.user = Some(val);
         } else if is(opt, "SKIPME") {
             skipme = if is(val, "yes") {
                 true
@@ -1178,6 +1206,8 @@ mod tests {
             .config
             .set("requirepass", &[pass], false)
             .expect("valid");
+        // What CONFIG SET does after setting it: the default user's password.
+        t.engine.acl.set_requirepass(pass);
         t.session = t.other_session();
         t
     }

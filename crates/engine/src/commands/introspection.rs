@@ -80,7 +80,7 @@ fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
 }
 
 /// ACL categories in the order Redis reports them.
-const CATEGORY_ORDER: &[&str] = &[
+pub(crate) const CATEGORY_ORDER: &[&str] = &[
     "@keyspace",
     "@read",
     "@write",
@@ -106,7 +106,11 @@ const CATEGORY_ORDER: &[&str] = &[
 
 /// The ACL categories of a command: its group's category plus those implied by
 /// its flags, as Redis derives them. Containers are only `@slow`, like Redis's.
-fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    // Redis's own assignment where Redis has the command.
+    if let Some(cats) = crate::aclcats::for_command(&spec.name.to_ascii_lowercase()) {
+        return cats.to_vec();
+    }
     if !spec.subcommands.is_empty() {
         return vec!["@slow"];
     }

@@ -7,6 +7,7 @@ use crate::error::CmdError;
 use crate::table::CommandTable;
 use keel_resp::Frame;
 
+pub mod acl;
 pub mod bitmap;
 pub mod blocking;
 pub mod bloom;
@@ -44,6 +45,7 @@ pub fn table() -> CommandTable {
     CommandTable::new(&[
         connection::COMMANDS,
         server::COMMANDS,
+        acl::COMMANDS,
         introspection::COMMANDS,
         keys::COMMANDS,
         strings::COMMANDS,

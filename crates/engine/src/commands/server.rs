@@ -1001,6 +1001,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
             std::env::set_current_dir(value).map_err(|e| set_failed(dir.name, e))?;
         }
         crate::persistence::config_changed(ctx.engine, dir.name);
+        crate::acl::config_changed(ctx.engine, dir.name);
     }
     Ok(Frame::ok())
 }

@@ -198,6 +198,9 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
         if spec.flags.contains(Flags::NOSCRIPT) {
             return Frame::error(NOSCRIPT);
         }
+        if let Some(refused) = crate::acl::check_in_script(self.ctx, id, &argv) {
+            return refused;
+        }
         let write = spec.flags.contains(Flags::WRITE);
         if write {
             if self.read_only {
