@@ -12,12 +12,17 @@ use std::time::{Duration, Instant};
 pub struct Server {
     child: Child,
     pub port: u16,
+    /// Keel's working directory, removed when the server is dropped.
+    dir: Option<PathBuf>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -75,8 +80,17 @@ pub fn start(kind: &str, port: u16) -> Server {
 /// ones, so they override them.
 pub fn start_with(kind: &str, port: u16, extra: &[&str]) -> Server {
     let port_s = port.to_string();
+    let mut dir = None;
     let mut cmd = if kind == "keel" {
-        Command::new(keel_binary())
+        // Files a test makes Keel write (FLUSHALL's or SAVE's dump.rdb) go to
+        // a directory of its own, never into the source tree; `--dir` in
+        // `extra` still wins.
+        let d = std::env::temp_dir().join(format!("keel-testkit-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("a directory for the server");
+        let mut c = Command::new(keel_binary());
+        c.arg("--dir").arg(&d);
+        dir = Some(d);
+        c
     } else {
         let mut c = Command::new("redis-server");
         c.args(["--save", "", "--appendonly", "no"]);
@@ -95,5 +109,5 @@ pub fn start_with(kind: &str, port: u16, extra: &[&str]) -> Server {
         assert!(Instant::now() < deadline, "{kind} did not start listening");
         std::thread::sleep(Duration::from_millis(20));
     }
-    Server { child, port }
+    Server { child, port, dir }
 }
