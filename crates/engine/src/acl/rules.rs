@@ -244,12 +244,13 @@ impl Selector {
                     }
                     Some(sub) => {
                         if table.specs[id].subcommands.is_empty() {
-                            // Redis 7.0 accepts a first-argument rule (+select|0) on
-                            // commands without subcommands; Keel does not restrict by it.
+                            // Redis 7.0 takes a first-argument rule (+select|0) on
+                            // commands without subcommands; Keel cannot enforce one,
+                            // so it refuses it rather than store a rule it ignores.
                             if !on || sub.is_empty() || sub.contains(&b'|') {
                                 return Err(SYNTAX);
                             }
-                            return Ok(());
+                            return Err(FIRST_ARG);
                         }
                         let sid = table.lookup_sub(id, sub).ok_or(UNKNOWN)?;
                         self.set(sid, on);
@@ -418,6 +419,8 @@ pub fn need_of(flags: &[&str]) -> u8 {
 
 const SYNTAX: &str = "Syntax error";
 const UNKNOWN: &str = "Unknown command or category name in ACL";
+const FIRST_ARG: &str =
+    "first-argument command rules (+command|arg) are not available in this build of Keel";
 const AFTER_ALLKEYS: &str = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not \
      valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
 const AFTER_ALLCHANNELS: &str = "Adding a pattern after the * pattern (or the 'allchannels' flag) \
@@ -688,6 +691,12 @@ mod tests {
         assert_eq!(
             set(&a, "u", &["+nosuch"]).unwrap_err(),
             "ERR Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL"
+        );
+        // A first-argument rule Keel cannot enforce is refused, naming it.
+        assert_eq!(
+            set(&a, "u", &["+select|0"]).unwrap_err(),
+            "ERR Error in ACL SETUSER modifier '+select|0': first-argument command rules \
+             (+command|arg) are not available in this build of Keel"
         );
         assert!(set(&a, "u", &["%X~a"])
             .unwrap_err()
