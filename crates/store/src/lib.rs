@@ -22,6 +22,7 @@ pub mod prefetch;
 pub mod roaring;
 pub mod set;
 pub mod slab;
+pub mod stream;
 pub mod value;
 pub mod zset;
 
