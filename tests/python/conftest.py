@@ -125,3 +125,13 @@ def rb(server):
     c.flushall()
     yield c
     c.close()
+
+
+@pytest.fixture
+def raw(server, r):
+    """A bare RESP connection to the session's server (see rawresp.Raw)."""
+    from rawresp import Raw
+
+    c = Raw(server.port)
+    yield c
+    c.close()

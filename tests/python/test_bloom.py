@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
-from test_connection import Raw, Status
+from rawresp import Raw, Status
 
 pytestmark = pytest.mark.skipif(AGAINST_REDIS, reason="RedisBloom is a module")
 
@@ -29,13 +29,6 @@ def err(r, *args):
 
 def arity(name):
     return f"wrong number of arguments for '{name}' command"
-
-
-@pytest.fixture
-def raw(server, r):
-    c = Raw(server.port)
-    yield c
-    c.close()
 
 
 def debug(r, key):

@@ -7,7 +7,7 @@ import pytest
 import redis
 
 from conftest import running_server
-from test_connection import Err, Raw
+from rawresp import Err, Raw
 
 
 def blocked_clients(r):
@@ -32,13 +32,6 @@ def nothing_arrives(raw, wait=0.15):
         return True
     finally:
         raw.sock.settimeout(5)
-
-
-@pytest.fixture
-def raw(server, r):
-    c = Raw(server.port)
-    yield c
-    c.close()
 
 
 @pytest.fixture

@@ -3,16 +3,9 @@
 import pytest
 import redis
 
-from test_connection import Map, Raw, Set
+from rawresp import Map, Raw, Set
 
 HELP_SUBS = ("COUNT", "LIST", "INFO", "DOCS", "GETKEYS", "GETKEYSANDFLAGS", "HELP")
-
-
-@pytest.fixture
-def raw(server, r):
-    c = Raw(server.port)
-    yield c
-    c.close()
 
 
 def info(r, *names):

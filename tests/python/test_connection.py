@@ -1,12 +1,12 @@
 """Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and CLIENT."""
 
-import socket
 import time
 
 import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
+from rawresp import Err, Map, Raw, Set, Status, Verbatim  # noqa: F401 (re-exported)
 
 # CLIENT LIST fields in Redis's order; 7.2 appends lib-name and lib-ver, which
 # Keel reports and the 7.0 server the tests are checked against does not.
@@ -28,92 +28,6 @@ NO_PASSWORD = (
     "Are you sure your configuration is correct?"
 )
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
-
-
-class Status(str):
-    """A simple-string reply."""
-
-
-class Err(str):
-    """An error reply."""
-
-
-class Map(list):
-    """A RESP3 map, as a list of (key, value) pairs in wire order."""
-
-
-class Set(list):
-    """A RESP3 set."""
-
-
-class Verbatim(bytes):
-    """A RESP3 verbatim string (the format prefix removed)."""
-
-
-class Raw:
-    """A bare RESP connection, to see exact reply types and the socket closing."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.f = self.sock.makefile("rb")
-
-    def send(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.sock.sendall(out)
-
-    def read(self):
-        line = self.f.readline()
-        if not line:
-            raise ConnectionError("closed by server")
-        kind, rest = line[:1], line[1:-2]
-        if kind == b"+":
-            return Status(rest.decode())
-        if kind == b"-":
-            return Err(rest.decode())
-        if kind in (b":", b"("):
-            return int(rest)
-        if kind == b"_":
-            return None
-        if kind in (b"$", b"="):
-            n = int(rest)
-            if n < 0:
-                return None
-            data = self.f.read(n + 2)[:-2]
-            return Verbatim(data[4:]) if kind == b"=" else data
-        if kind in (b"*", b"~"):
-            n = int(rest)
-            if n < 0:
-                return None
-            items = [self.read() for _ in range(n)]
-            return Set(items) if kind == b"~" else items
-        if kind == b"%":
-            return Map((self.read(), self.read()) for _ in range(int(rest)))
-        raise AssertionError(f"unexpected reply {line!r}")
-
-    def cmd(self, *args):
-        self.send(*args)
-        return self.read()
-
-    def closed(self):
-        """Whether the server has closed the connection."""
-        try:
-            return self.f.read(1) == b""
-        except OSError:
-            return True
-
-    def close(self):
-        self.f.close()
-        self.sock.close()
-
-
-@pytest.fixture
-def raw(server, r):
-    c = Raw(server.port)
-    yield c
-    c.close()
 
 
 def fields_of(line):

@@ -8,7 +8,7 @@ import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
-from test_connection import Err, Raw, Status
+from rawresp import Err, Raw, Status
 
 # Several worker threads, so clients land on different ones (Redis has one).
 THREADED = () if AGAINST_REDIS else ("--threads", "4")

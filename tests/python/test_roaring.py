@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
-from test_connection import Raw
+from rawresp import Raw
 
 pytestmark = pytest.mark.skipif(
     AGAINST_REDIS, reason="Roaring bitmaps are Keel's own (redis-roaring is a module)")
