@@ -976,42 +976,32 @@ async fn connection_loop<S: Conn>(
             match step {
                 Step::Close => return Ok(()),
                 Step::Continue => break,
-                Step::Flush => {
-                    step = process(
-                        engine,
-                        session,
-                        &mut rbuf,
-                        &mut wbuf,
-                        &mut progress,
-                        &mut pending,
-                        true,
-                    );
+                Step::Flush => {}
+                Step::Blocked => {
+                    let Some(reply) = wait_blocked(engine, session, stream, &mut rbuf, wake).await
+                    else {
+                        return Ok(());
+                    };
+                    send_reply(session, session.reply_flags, &reply, &mut wbuf);
                 }
-                Step::Blocked | Step::Paused => {
-                    if matches!(step, Step::Blocked) {
-                        let Some(reply) =
-                            wait_blocked(engine, session, stream, &mut rbuf, wake).await
-                        else {
-                            return Ok(());
-                        };
-                        send_reply(session, session.reply_flags, &reply, &mut wbuf);
-                    } else if !wait_unpaused(engine, session, stream, &mut rbuf, wake).await {
+                Step::Paused => {
+                    if !wait_unpaused(engine, session, stream, &mut rbuf, wake).await {
                         return Ok(());
                     }
-                    // A command CLIENT PAUSE held runs now; then the commands
-                    // that came after the blocking or held one, and any that
-                    // arrived while it waited.
-                    step = process(
-                        engine,
-                        session,
-                        &mut rbuf,
-                        &mut wbuf,
-                        &mut progress,
-                        &mut pending,
-                        true,
-                    );
                 }
             }
+            // The rest of the batch: after a flush, or after the blocking
+            // command was served or the held one may run (it runs first), plus
+            // whatever arrived while the connection waited.
+            step = process(
+                engine,
+                session,
+                &mut rbuf,
+                &mut wbuf,
+                &mut progress,
+                &mut pending,
+                true,
+            );
         }
         BufferStats::set(&bufs.qbuf, rbuf.len());
         BufferStats::set(&bufs.qbuf_cap, rbuf.capacity());
