@@ -288,6 +288,30 @@ impl std::fmt::Debug for CommandSpec {
 }
 
 impl CommandSpec {
+    /// A keyless server-group subcommand of O(1) complexity, the shape most
+    /// subcommands of administrative commands (ACL, SLOWLOG, LATENCY) share.
+    pub(crate) const fn admin_subcommand(
+        name: &'static str,
+        arity: i32,
+        flags: Flags,
+        summary: &'static str,
+        since: &'static str,
+        run: Handler,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            group: Group::Server,
+            arity,
+            flags,
+            keys: Keys::None,
+            summary,
+            since,
+            complexity: "O(1)",
+            subcommands: &[],
+            run,
+        }
+    }
+
     pub fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i64;
         let arity = i64::from(self.arity);

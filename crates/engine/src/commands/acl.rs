@@ -17,28 +17,6 @@ const ADMIN: Flags = Flags::ADMIN
     .union(Flags::STALE);
 const PLAIN: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
 
-const fn sub(
-    name: &'static str,
-    arity: i32,
-    flags: Flags,
-    summary: &'static str,
-    since: &'static str,
-    run: crate::spec::Handler,
-) -> CommandSpec {
-    CommandSpec {
-        name,
-        group: Group::Server,
-        arity,
-        flags,
-        keys: Keys::None,
-        summary,
-        since,
-        complexity: "O(1)",
-        subcommands: &[],
-        run,
-    }
-}
-
 pub(crate) const ACL: CommandSpec = CommandSpec {
     name: "ACL",
     group: Group::Server,
@@ -66,7 +44,7 @@ pub(crate) const ACL: CommandSpec = CommandSpec {
     run: super::container,
 };
 
-pub(crate) const ACL_CAT: CommandSpec = sub(
+pub(crate) const ACL_CAT: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|CAT",
     -2,
     PLAIN,
@@ -74,7 +52,7 @@ pub(crate) const ACL_CAT: CommandSpec = sub(
     "6.0.0",
     acl_cat,
 );
-pub(crate) const ACL_DELUSER: CommandSpec = sub(
+pub(crate) const ACL_DELUSER: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|DELUSER",
     -3,
     ADMIN,
@@ -82,7 +60,7 @@ pub(crate) const ACL_DELUSER: CommandSpec = sub(
     "6.0.0",
     acl_deluser,
 );
-pub(crate) const ACL_DRYRUN: CommandSpec = sub(
+pub(crate) const ACL_DRYRUN: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|DRYRUN",
     -4,
     ADMIN,
@@ -90,7 +68,7 @@ pub(crate) const ACL_DRYRUN: CommandSpec = sub(
     "7.0.0",
     acl_dryrun,
 );
-pub(crate) const ACL_GETUSER: CommandSpec = sub(
+pub(crate) const ACL_GETUSER: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|GETUSER",
     3,
     ADMIN,
@@ -98,7 +76,7 @@ pub(crate) const ACL_GETUSER: CommandSpec = sub(
     "6.0.0",
     acl_getuser,
 );
-pub(crate) const ACL_GENPASS: CommandSpec = sub(
+pub(crate) const ACL_GENPASS: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|GENPASS",
     -2,
     PLAIN,
@@ -106,7 +84,7 @@ pub(crate) const ACL_GENPASS: CommandSpec = sub(
     "6.0.0",
     acl_genpass,
 );
-pub(crate) const ACL_LIST: CommandSpec = sub(
+pub(crate) const ACL_LIST: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|LIST",
     2,
     ADMIN,
@@ -114,7 +92,7 @@ pub(crate) const ACL_LIST: CommandSpec = sub(
     "6.0.0",
     acl_list,
 );
-pub(crate) const ACL_LOAD: CommandSpec = sub(
+pub(crate) const ACL_LOAD: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|LOAD",
     2,
     ADMIN,
@@ -122,7 +100,7 @@ pub(crate) const ACL_LOAD: CommandSpec = sub(
     "6.0.0",
     acl_load,
 );
-pub(crate) const ACL_LOG: CommandSpec = sub(
+pub(crate) const ACL_LOG: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|LOG",
     -2,
     ADMIN,
@@ -130,7 +108,7 @@ pub(crate) const ACL_LOG: CommandSpec = sub(
     "6.0.0",
     acl_log,
 );
-pub(crate) const ACL_SAVE: CommandSpec = sub(
+pub(crate) const ACL_SAVE: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|SAVE",
     2,
     ADMIN,
@@ -138,7 +116,7 @@ pub(crate) const ACL_SAVE: CommandSpec = sub(
     "6.0.0",
     acl_save,
 );
-pub(crate) const ACL_SETUSER: CommandSpec = sub(
+pub(crate) const ACL_SETUSER: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|SETUSER",
     -3,
     ADMIN,
@@ -146,7 +124,7 @@ pub(crate) const ACL_SETUSER: CommandSpec = sub(
     "6.0.0",
     acl_setuser,
 );
-pub(crate) const ACL_USERS: CommandSpec = sub(
+pub(crate) const ACL_USERS: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|USERS",
     2,
     ADMIN,
@@ -154,7 +132,7 @@ pub(crate) const ACL_USERS: CommandSpec = sub(
     "6.0.0",
     acl_users,
 );
-pub(crate) const ACL_WHOAMI: CommandSpec = sub(
+pub(crate) const ACL_WHOAMI: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|WHOAMI",
     2,
     PLAIN,
@@ -162,7 +140,7 @@ pub(crate) const ACL_WHOAMI: CommandSpec = sub(
     "6.0.0",
     acl_whoami,
 );
-pub(crate) const ACL_HELP: CommandSpec = sub(
+pub(crate) const ACL_HELP: CommandSpec = CommandSpec::admin_subcommand(
     "ACL|HELP",
     2,
     Flags::LOADING.union(Flags::STALE),

@@ -33,28 +33,6 @@ fn text(s: String) -> Frame {
     Frame::Verbatim("txt", Bytes::from(s))
 }
 
-const fn sub(
-    name: &'static str,
-    arity: i32,
-    flags: Flags,
-    summary: &'static str,
-    since: &'static str,
-    run: crate::spec::Handler,
-) -> CommandSpec {
-    CommandSpec {
-        name,
-        group: Group::Server,
-        arity,
-        flags,
-        keys: Keys::None,
-        summary,
-        since,
-        complexity: "O(1)",
-        subcommands: &[],
-        run,
-    }
-}
-
 // ---------------------------------------------------------------------------
 // SLOWLOG
 
@@ -71,7 +49,7 @@ pub(crate) const SLOWLOG: CommandSpec = CommandSpec {
     run: super::container,
 };
 
-pub(crate) const SLOWLOG_GET: CommandSpec = sub(
+pub(crate) const SLOWLOG_GET: CommandSpec = CommandSpec::admin_subcommand(
     "SLOWLOG|GET",
     -2,
     ADMIN,
@@ -79,7 +57,7 @@ pub(crate) const SLOWLOG_GET: CommandSpec = sub(
     "2.2.12",
     slowlog_get,
 );
-pub(crate) const SLOWLOG_LEN: CommandSpec = sub(
+pub(crate) const SLOWLOG_LEN: CommandSpec = CommandSpec::admin_subcommand(
     "SLOWLOG|LEN",
     2,
     ADMIN,
@@ -87,7 +65,7 @@ pub(crate) const SLOWLOG_LEN: CommandSpec = sub(
     "2.2.12",
     slowlog_len,
 );
-pub(crate) const SLOWLOG_RESET: CommandSpec = sub(
+pub(crate) const SLOWLOG_RESET: CommandSpec = CommandSpec::admin_subcommand(
     "SLOWLOG|RESET",
     2,
     ADMIN,
@@ -95,7 +73,7 @@ pub(crate) const SLOWLOG_RESET: CommandSpec = sub(
     "2.2.12",
     slowlog_reset,
 );
-pub(crate) const SLOWLOG_HELP: CommandSpec = sub(
+pub(crate) const SLOWLOG_HELP: CommandSpec = CommandSpec::admin_subcommand(
     "SLOWLOG|HELP",
     2,
     HELP_FLAGS,
@@ -174,7 +152,7 @@ pub(crate) const LATENCY: CommandSpec = CommandSpec {
     run: super::container,
 };
 
-pub(crate) const LATENCY_DOCTOR: CommandSpec = sub(
+pub(crate) const LATENCY_DOCTOR: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|DOCTOR",
     2,
     ADMIN_NOSCRIPT,
@@ -182,7 +160,7 @@ pub(crate) const LATENCY_DOCTOR: CommandSpec = sub(
     "2.8.13",
     latency_doctor,
 );
-pub(crate) const LATENCY_GRAPH: CommandSpec = sub(
+pub(crate) const LATENCY_GRAPH: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|GRAPH",
     3,
     ADMIN_NOSCRIPT,
@@ -190,7 +168,7 @@ pub(crate) const LATENCY_GRAPH: CommandSpec = sub(
     "2.8.13",
     latency_graph,
 );
-pub(crate) const LATENCY_HISTOGRAM: CommandSpec = sub(
+pub(crate) const LATENCY_HISTOGRAM: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|HISTOGRAM",
     -2,
     ADMIN_NOSCRIPT,
@@ -198,7 +176,7 @@ pub(crate) const LATENCY_HISTOGRAM: CommandSpec = sub(
     "7.0.0",
     latency_histogram,
 );
-pub(crate) const LATENCY_HISTORY: CommandSpec = sub(
+pub(crate) const LATENCY_HISTORY: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|HISTORY",
     3,
     ADMIN_NOSCRIPT,
@@ -206,7 +184,7 @@ pub(crate) const LATENCY_HISTORY: CommandSpec = sub(
     "2.8.13",
     latency_history,
 );
-pub(crate) const LATENCY_LATEST: CommandSpec = sub(
+pub(crate) const LATENCY_LATEST: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|LATEST",
     2,
     ADMIN_NOSCRIPT,
@@ -214,7 +192,7 @@ pub(crate) const LATENCY_LATEST: CommandSpec = sub(
     "2.8.13",
     latency_latest,
 );
-pub(crate) const LATENCY_RESET: CommandSpec = sub(
+pub(crate) const LATENCY_RESET: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|RESET",
     -2,
     ADMIN_NOSCRIPT,
@@ -222,7 +200,7 @@ pub(crate) const LATENCY_RESET: CommandSpec = sub(
     "2.8.13",
     latency_reset,
 );
-pub(crate) const LATENCY_HELP: CommandSpec = sub(
+pub(crate) const LATENCY_HELP: CommandSpec = CommandSpec::admin_subcommand(
     "LATENCY|HELP",
     2,
     HELP_FLAGS,
@@ -518,7 +496,7 @@ pub(crate) const MODULE: CommandSpec = CommandSpec {
 
 const MODULE_FLAGS: Flags = Flags::ADMIN.union(Flags::NOSCRIPT);
 
-pub(crate) const MODULE_LIST: CommandSpec = sub(
+pub(crate) const MODULE_LIST: CommandSpec = CommandSpec::admin_subcommand(
     "MODULE|LIST",
     2,
     MODULE_FLAGS,
@@ -526,7 +504,7 @@ pub(crate) const MODULE_LIST: CommandSpec = sub(
     "4.0.0",
     module_list,
 );
-pub(crate) const MODULE_LOAD: CommandSpec = sub(
+pub(crate) const MODULE_LOAD: CommandSpec = CommandSpec::admin_subcommand(
     "MODULE|LOAD",
     -3,
     MODULE_FLAGS,
@@ -534,7 +512,7 @@ pub(crate) const MODULE_LOAD: CommandSpec = sub(
     "4.0.0",
     module_refused,
 );
-pub(crate) const MODULE_LOADEX: CommandSpec = sub(
+pub(crate) const MODULE_LOADEX: CommandSpec = CommandSpec::admin_subcommand(
     "MODULE|LOADEX",
     -3,
     MODULE_FLAGS,
@@ -542,7 +520,7 @@ pub(crate) const MODULE_LOADEX: CommandSpec = sub(
     "7.0.0",
     module_refused,
 );
-pub(crate) const MODULE_UNLOAD: CommandSpec = sub(
+pub(crate) const MODULE_UNLOAD: CommandSpec = CommandSpec::admin_subcommand(
     "MODULE|UNLOAD",
     3,
     MODULE_FLAGS,
@@ -550,7 +528,7 @@ pub(crate) const MODULE_UNLOAD: CommandSpec = sub(
     "4.0.0",
     module_refused,
 );
-pub(crate) const MODULE_HELP: CommandSpec = sub(
+pub(crate) const MODULE_HELP: CommandSpec = CommandSpec::admin_subcommand(
     "MODULE|HELP",
     2,
     HELP_FLAGS,
