@@ -318,3 +318,29 @@ def test_client_reply_off_inside_a_transaction(raw):
     assert raw.read() == "OK"
     assert raw.read() == "PONG"
     assert raw.cmd("PING", "after") == b"after"
+
+
+def test_subscribe_confirmations_are_sent_while_replies_are_off(server, raw):
+    raw.send("CLIENT", "REPLY", "OFF")
+    raw.send("SUBSCRIBE", "a", "b")
+    assert raw.read() == [b"subscribe", b"a", 1]
+    assert raw.read() == [b"subscribe", b"b", 2]
+    raw.send("PING")
+    raw.send("UNSUBSCRIBE", "a")
+    # The PING's reply is dropped; the confirmation is not.
+    assert raw.read() == [b"unsubscribe", b"a", 1]
+    publisher = redis.Redis(port=server.port)
+    assert publisher.publish("b", "hi") == 1
+    assert raw.read() == [b"message", b"b", b"hi"]
+    raw.send("UNSUBSCRIBE")
+    assert raw.read() == [b"unsubscribe", b"b", 0]
+    assert nothing_arrives(raw)
+
+
+def test_subscribe_confirmation_uses_up_a_skip(raw):
+    raw.send("CLIENT", "REPLY", "SKIP")
+    raw.send("SUBSCRIBE", "a")
+    assert raw.read() == [b"subscribe", b"a", 1]
+    # The SKIP applied to SUBSCRIBE, whose confirmation went anyway.
+    assert raw.cmd("UNSUBSCRIBE", "a") == [b"unsubscribe", b"a", 0]
+    assert raw.cmd("PING") == "PONG"

@@ -234,6 +234,10 @@ pub const REPLY_OFF: u8 = 1;
 pub const REPLY_SKIP: u8 = 2;
 /// CLIENT REPLY SKIP ran: the next command's reply is not sent.
 pub const REPLY_SKIP_NEXT: u8 = 4;
+/// The running command's reply is pub/sub (un)subscribe confirmations, which
+/// Redis sends even while replies are off or skipped. Set only while some
+/// other `REPLY_*` bit is, so the common path never sees it.
+pub const REPLY_PUSHED: u8 = 8;
 /// The flags under which a reply produced now is dropped.
 const REPLY_HIDDEN: u8 = REPLY_OFF | REPLY_SKIP;
 
@@ -347,8 +351,10 @@ impl Session {
     /// replies were hidden both before and after it. Only called when
     /// `before | reply_flags` is not zero.
     pub fn take_reply_turn(&mut self, before: u8) -> bool {
-        let send = before & REPLY_HIDDEN == 0 || self.reply_flags & REPLY_HIDDEN == 0;
-        self.reply_flags &= !REPLY_SKIP;
+        let send = before & REPLY_HIDDEN == 0
+            || self.reply_flags & REPLY_HIDDEN == 0
+            || self.reply_flags & REPLY_PUSHED != 0;
+        self.reply_flags &= !(REPLY_SKIP | REPLY_PUSHED);
         if self.reply_flags & REPLY_SKIP_NEXT != 0 {
             self.reply_flags = (self.reply_flags & !REPLY_SKIP_NEXT) | REPLY_SKIP;
         }

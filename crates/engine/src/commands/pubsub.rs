@@ -243,8 +243,17 @@ pub static COMMANDS: &[&CommandSpec] = &[
     &PUBSUB,
 ];
 
+/// (Un)subscribe confirmations are sent even under CLIENT REPLY OFF or SKIP,
+/// as Redis sends them.
+fn confirmations_always_sent(ctx: &mut Ctx<'_>) {
+    if ctx.session.reply_flags != 0 {
+        ctx.session.reply_flags |= crate::session::REPLY_PUSHED;
+    }
+}
+
 fn subscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let names = args.rest();
+    confirmations_always_sent(ctx);
     Ok(ctx
         .engine
         .pubsub
@@ -253,6 +262,7 @@ fn subscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
 
 fn psubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let names = args.rest();
+    confirmations_always_sent(ctx);
     Ok(ctx
         .engine
         .pubsub
@@ -261,11 +271,13 @@ fn psubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
 
 fn ssubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let names = args.rest();
+    confirmations_always_sent(ctx);
     Ok(ctx.engine.pubsub.subscribe(ctx.session, Kind::Shard, names))
 }
 
 fn unsubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let names = args.rest();
+    confirmations_always_sent(ctx);
     Ok(ctx
         .engine
         .pubsub
@@ -274,6 +286,7 @@ fn unsubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
 
 fn punsubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let names = args.rest();
+    confirmations_always_sent(ctx);
     Ok(ctx
         .engine
         .pubsub
@@ -282,6 +295,7 @@ fn punsubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
 
 fn sunsubscribe(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let names = args.rest();
+    confirmations_always_sent(ctx);
     Ok(ctx
         .engine
         .pubsub
