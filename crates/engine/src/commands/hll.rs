@@ -87,7 +87,14 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let elements = args.rest();
     let max = sparse_max_bytes(ctx);
-    let (buf, created) = hll_for_write(ctx, key, hll::check)?;
+    // Redis reads a sparse body only to add to it: with no elements the
+    // header alone is checked.
+    let check = if elements.is_empty() {
+        hll::header
+    } else {
+        hll::check
+    };
+    let (buf, created) = hll_for_write(ctx, key, check)?;
     // Like Redis, creating the key counts as a change even with no elements.
     let mut changed = u64::from(created);
     for element in elements {
