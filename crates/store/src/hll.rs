@@ -237,11 +237,9 @@ pub fn to_dense(v: &mut Vec<u8>) -> Result<bool, HllError> {
 pub fn merge_into(max: &mut [u8; REGISTERS], s: &[u8]) -> Result<(), HllError> {
     match header(s)? {
         Encoding::Dense => {
-            let regs = &s[HEADER_LEN..];
-            for (i, m) in max.iter_mut().enumerate() {
-                let r = dense_get(regs, i);
-                if r > *m {
-                    *m = r;
+            for (group, out) in dense_groups(&s[HEADER_LEN..]).zip(max.chunks_exact_mut(4)) {
+                for (m, r) in out.iter_mut().zip(group) {
+                    *m = (*m).max(r);
                 }
             }
         }
@@ -277,9 +275,10 @@ pub fn count(s: &[u8]) -> Result<u64, HllError> {
     let mut histo = [0u32; 64];
     match header(s)? {
         Encoding::Dense => {
-            let regs = &s[HEADER_LEN..];
-            for i in 0..REGISTERS {
-                histo[usize::from(dense_get(regs, i))] += 1;
+            for group in dense_groups(&s[HEADER_LEN..]) {
+                for r in group {
+                    histo[usize::from(r)] += 1;
+                }
             }
         }
         Encoding::Sparse => {
@@ -385,6 +384,19 @@ pub fn decode(s: &[u8]) -> String {
 }
 
 // ----- dense registers -----
+
+/// The dense registers four at a time: every 3 bytes hold 4 registers.
+fn dense_groups(regs: &[u8]) -> impl Iterator<Item = [u8; 4]> + '_ {
+    regs.chunks_exact(3).map(|c| {
+        let (b0, b1, b2) = (c[0], c[1], c[2]);
+        [
+            b0 & 0x3f,
+            (b0 >> 6) | ((b1 << 2) & 0x3f),
+            (b1 >> 4) | ((b2 << 4) & 0x3f),
+            b2 >> 2,
+        ]
+    })
+}
 
 fn dense_get(regs: &[u8], i: usize) -> u8 {
     let bit = i * REGISTER_BITS;
@@ -659,6 +671,18 @@ mod tests {
         }
         for i in 0..REGISTERS {
             assert_eq!(dense_get(&regs, i), (i % 64) as u8, "register {i}");
+        }
+    }
+
+    #[test]
+    fn dense_groups_agree_with_single_reads() {
+        let regs: Vec<u8> = (0..DENSE_LEN - HEADER_LEN)
+            .map(|i| (i * 131 + 7) as u8)
+            .collect();
+        let grouped: Vec<u8> = dense_groups(&regs).flatten().collect();
+        assert_eq!(grouped.len(), REGISTERS);
+        for (i, &r) in grouped.iter().enumerate() {
+            assert_eq!(r, dense_get(&regs, i), "register {i}");
         }
     }
 
