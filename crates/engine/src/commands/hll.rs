@@ -112,7 +112,7 @@ pub(crate) const PFCOUNT: CommandSpec = CommandSpec {
     name: "PFCOUNT",
     group: Group::HyperLogLog,
     arity: -2,
-    flags: Flags::READONLY.union(Flags::MAY_REPLICATE),
+    flags: Flags::READONLY,
     keys: Keys::range(1, -1, 1),
     summary:
         "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
@@ -155,6 +155,12 @@ fn pfcount_one(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Frame, CmdError> {
             }
         }
         ctx.dirty(1);
+        // Logged as Redis propagates it, so a replayed log leaves the same bytes.
+        let db = ctx.db();
+        ctx.log_effect(
+            db,
+            vec![Bytes::from_static(b"PFCOUNT"), Bytes::copy_from_slice(key)],
+        );
     }
     Ok(Frame::Integer(card as i64))
 }
