@@ -209,9 +209,13 @@ def test_corrupt_sparse_values(rb):
         assert err(rb, "PFMERGE", "d", "c") == CORRUPT, body
         assert rb.exists("d") == 0
         assert err(rb, "PFDEBUG", "GETREG", "c") == CORRUPT, body
-    # A cached cardinality that is valid is answered as is, as Redis trusts it.
+    # A cached cardinality that is valid is answered as is, as Redis trusts
+    # it, without reading the body.
     rb.set("cached", b"HYLL\x01\x00\x00\x00" + (1234).to_bytes(8, "little") + b"\x7f\xff")
     assert rb.pfcount("cached") == 1234
+    rb.set("cached", b"HYLL\x01\x00\x00\x00" + (1234).to_bytes(8, "little") + b"\x7f")
+    assert rb.pfcount("cached") == 1234
+    assert err(rb, "PFCOUNT", "cached", "cached") == CORRUPT
 
 
 def test_values_from_redis_load_and_count(rb):

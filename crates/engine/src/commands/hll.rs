@@ -141,9 +141,12 @@ fn pfcount_one(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Frame, CmdError> {
         ctx.hit_key(key, false);
         return Ok(Frame::Integer(0));
     };
-    let computed = hll::check(s).and_then(|_| match hll::cached(s) {
+    // A valid cache is answered without reading the body, as Redis does.
+    let computed = hll::header(s).and_then(|_| match hll::cached(s) {
         Some(card) => Ok((card, false)),
-        None => hll::count(s).map(|card| (card, true)),
+        None => hll::check(s)
+            .and_then(|_| hll::count(s))
+            .map(|card| (card, true)),
     });
     ctx.hit_key(key, true);
     let (card, fresh) = computed?;
