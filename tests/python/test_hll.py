@@ -319,3 +319,16 @@ def test_values_survive_restart(tmp_path, appendonly):
         assert {k: r.get(k) for k in ["s", "d", "m", "t"]} == before
     finally:
         s.stop()
+
+
+def test_estimate_past_the_integer_range(rb):
+    # Every register at 51: the estimate is infinite. Redis rounds it with
+    # llroundl, replies i64::MIN and caches that bit pattern, which has the
+    # stale bit set, so the next PFCOUNT computes it again.
+    regs = 0
+    for i in range(16384):
+        regs |= 51 << (6 * i)
+    rb.set("full", b"HYLL" + b"\x00" * 11 + b"\x80" + regs.to_bytes(12288, "little"))
+    assert rb.pfcount("full") == -(2 ** 63)
+    assert rb.getrange("full", 8, 15) == b"\x00" * 7 + b"\x80"
+    assert rb.pfcount("full") == -(2 ** 63)

@@ -320,7 +320,15 @@ pub fn estimate(histo: &[u32; 64]) -> u64 {
     z += m * sigma(f64::from(histo[0]) / m);
     // 1 / (2 ln 2), the bias constant for m -> infinity.
     const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
-    (ALPHA_INF * m * m / z).round() as u64
+    let e = (ALPHA_INF * m * m / z).round();
+    // Redis rounds with llroundl, which gives i64::MIN for what does not fit
+    // (an infinite estimate when every register is full); that pattern is
+    // what it replies and caches (with the stale bit thus set).
+    if e.is_finite() && e < 9_223_372_036_854_775_808.0 {
+        e as u64
+    } else {
+        1 << 63
+    }
 }
 
 fn sigma(mut x: f64) -> f64 {
@@ -684,6 +692,16 @@ mod tests {
         for (i, &r) in grouped.iter().enumerate() {
             assert_eq!(r, dense_get(&regs, i), "register {i}");
         }
+    }
+
+    #[test]
+    fn estimate_overflow_is_redis_llround_min() {
+        let mut histo = [0u32; 64];
+        histo[51] = REGISTERS as u32;
+        assert_eq!(estimate(&histo), 1 << 63);
+        histo[51] = 0;
+        histo[0] = REGISTERS as u32;
+        assert_eq!(estimate(&histo), 0);
     }
 
     #[test]
