@@ -91,7 +91,6 @@ const TLS: &str = "TLS";
 const CLUSTER: &str = "cluster";
 const DEFRAG: &str = "active defragmentation";
 const STREAMS: &str = "streams";
-const HLL: &str = "HyperLogLog";
 const UNIX_SOCKET: &str = "Unix socket listeners";
 const MODULES: &str = "modules";
 const SYSLOG: &str = "syslog logging";
@@ -412,7 +411,7 @@ pub static DIRECTIVES: &[Directive] = &[
     d("busy-reply-threshold", "5000", int(0, I64), true),
     later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
     later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
-    later(HLL, "hll-sparse-max-bytes", "3000", mem(0), true),
+    d("hll-sparse-max-bytes", "3000", mem(0), true),
     d("tracking-table-max-keys", "1000000", int(0, I64), true),
     later(
         DUMP,
@@ -1916,6 +1915,8 @@ pub struct OpsHot {
     pub tracking_max_keys: AtomicI64,
     /// `maxmemory` and the eviction settings.
     pub evict: crate::evict::Limits,
+    /// `hll-sparse-max-bytes`: past it a sparse HyperLogLog becomes dense.
+    pub hll_sparse_max_bytes: AtomicI64,
 }
 
 impl Config {
@@ -1933,6 +1934,8 @@ impl Config {
             .store(self.get_i64("busy-reply-threshold"), Ordering::Relaxed);
         o.tracking_max_keys
             .store(self.get_i64("tracking-table-max-keys"), Ordering::Relaxed);
+        o.hll_sparse_max_bytes
+            .store(self.get_i64("hll-sparse-max-bytes"), Ordering::Relaxed);
         crate::evict::refresh(self);
         *o.percentiles.write() = self
             .get("latency-tracking-info-percentiles")

@@ -98,6 +98,7 @@ pub enum Group {
     Set,
     List,
     SortedSet,
+    HyperLogLog,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
     /// The `R.*` commands (redis-roaring's 32-bit Roaring bitmaps).
@@ -123,6 +124,7 @@ impl Group {
             Group::Set => "set",
             Group::List => "list",
             Group::SortedSet => "sorted-set",
+            Group::HyperLogLog => "hyperloglog",
             Group::Bloom => "bloom",
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
@@ -145,6 +147,7 @@ impl Group {
             Group::Set => "@set",
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
+            Group::HyperLogLog => "@hyperloglog",
             Group::Bloom => "@bloom",
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",

@@ -12,6 +12,7 @@ pub mod bloom;
 pub mod bytes;
 pub mod glob;
 pub mod hash;
+pub mod hll;
 pub mod index;
 pub mod keyspace;
 pub mod list;

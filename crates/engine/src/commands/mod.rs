@@ -14,6 +14,7 @@ pub mod bloom;
 pub mod connection;
 pub mod dump;
 pub mod hashes;
+pub mod hll;
 pub mod index;
 pub mod introspection;
 pub mod keys;
@@ -50,6 +51,7 @@ pub fn table() -> CommandTable {
         keys::COMMANDS,
         strings::COMMANDS,
         bitmap::COMMANDS,
+        hll::COMMANDS,
         transactions::COMMANDS,
         hashes::COMMANDS,
         sets::COMMANDS,
