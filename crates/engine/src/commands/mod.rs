@@ -13,6 +13,7 @@ pub mod blocking;
 pub mod bloom;
 pub mod connection;
 pub mod dump;
+pub mod geo;
 pub mod hashes;
 pub mod index;
 pub mod introspection;
@@ -55,6 +56,7 @@ pub fn table() -> CommandTable {
         sets::COMMANDS,
         lists::COMMANDS,
         zsets::COMMANDS,
+        geo::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
         roaring::COMMANDS,
