@@ -82,7 +82,23 @@ fn member_position(v: &Value, member: &[u8]) -> Option<(f64, f64)> {
 
 /// A distance: a bulk string with four decimals, in every protocol.
 fn distance_frame(d: f64) -> Frame {
-    Frame::Bulk(Bytes::from(c_fixed(d, 4)))
+    Frame::Bulk(Bytes::from(fixed4(d)))
+}
+
+/// Redis's fixed-point printing of distances: the value times 10^4 rounded
+/// to an integer (half to even, as `llrint`), then split at the point. It
+/// differs from `%.4f` when the product rounds across a half.
+fn fixed4(d: f64) -> String {
+    let scaled = (d * 10_000.0).round_ties_even();
+    // Out of range, C's llrint gives the "indefinite" LLONG_MIN.
+    let v = if scaled.is_finite() && scaled.abs() < 9.2e18 {
+        scaled as i64
+    } else {
+        i64::MIN
+    };
+    let sign = if v < 0 { "-" } else { "" };
+    let u = v.unsigned_abs();
+    format!("{sign}{}.{:04}", u / 10_000, u % 10_000)
 }
 
 /// C's `%.<n>f` for the values printf spells differently from Rust.
@@ -763,6 +779,17 @@ mod tests {
         assert_eq!(
             e.run(&["GEOHASH", "Sicily", "Palermo", "nope"]),
             Frame::Array(vec![bulk("sqc8b49rny0"), Frame::Null])
+        );
+    }
+
+    #[test]
+    fn distances_print_as_redis() {
+        assert_eq!(super::fixed4(0.0), "0.0000");
+        assert_eq!(super::fixed4(166274.15156960033), "166274.1516");
+        // Redis rounds the scaled product, not the exact value.
+        assert_eq!(
+            super::fixed4(16830950.135650001466274261474609375),
+            "16830950.1356"
         );
     }
 
