@@ -26,6 +26,7 @@ pub mod roaring;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -57,6 +58,7 @@ pub fn table() -> CommandTable {
         lists::COMMANDS,
         zsets::COMMANDS,
         geo::COMMANDS,
+        sort::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
         roaring::COMMANDS,
