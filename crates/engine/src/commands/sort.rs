@@ -45,7 +45,7 @@ pub(crate) const SORT_RO: CommandSpec = CommandSpec {
     group: Group::Generic,
     arity: -2,
     flags: Flags::READONLY.union(Flags::ALL_SHARDS),
-    keys: Keys::single(1),
+    keys: Keys::Find(KeyFinder(sort_ro_keys)),
     summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
     since: "7.0.0",
     complexity: COMPLEXITY,
@@ -80,6 +80,14 @@ fn sort_keys(argv: &[Bytes], out: &mut Vec<usize>) {
         i += 1 + skip;
     }
     out.extend(store);
+}
+
+/// SORT_RO has no STORE: only the sorted key (Redis still marks its keys
+/// movable).
+fn sort_ro_keys(argv: &[Bytes], out: &mut Vec<usize>) {
+    if argv.len() > 1 {
+        out.push(1);
+    }
 }
 
 fn sort(ctx: &mut Ctx<'_>, args: &mut crate::args::Args<'_>) -> Result<Frame, CmdError> {
