@@ -233,3 +233,21 @@ def test_store_notifies_sortstore(r, server):
         ("__keyevent@0__:sortstore", "d"),
         ("__keyevent@0__:del", "d"),
     ]
+
+
+def test_acl_key_patterns_limit_by_get_and_store(r, server):
+    r.execute_command("ACL", "SETUSER", "sorter", "on", ">pw", "+@all", "~lx*")
+    try:
+        c = server.client(username="sorter", password="pw")
+        c.rpush("lx", "2", "1")
+        assert raw(c, "SORT", "lx", "BY", "w_*") == (
+            "error", "BY option of SORT denied due to insufficient ACL permissions.")
+        assert raw(c, "SORT", "lx", "GET", "w_*") == (
+            "error", "GET option of SORT denied due to insufficient ACL permissions.")
+        assert raw(c, "SORT", "lx", "BY", "nosort") == ["2", "1"]
+        assert raw(c, "SORT", "lx", "STORE", "other") == (
+            "error", "this user has no permissions to access one of the keys used as arguments")
+        assert raw(c, "SORT", "lx", "STORE", "lxd") == 2
+        c.close()
+    finally:
+        r.execute_command("ACL", "DELUSER", "sorter")

@@ -56,7 +56,7 @@ pub(crate) const SORT_RO: CommandSpec = CommandSpec {
 /// SORT's keys, as Redis's own key finder for SORT reports them: the sorted
 /// key, and the destination of the last STORE, skipping the arguments of
 /// the other options.
-fn sort_keys(argv: &[Bytes], out: &mut Vec<usize>) {
+pub(crate) fn sort_keys(argv: &[Bytes], out: &mut Vec<usize>) {
     if argv.len() < 2 {
         return;
     }
