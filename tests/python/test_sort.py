@@ -194,6 +194,8 @@ def test_sort_ro_and_getkeys(r):
     assert keys("SORT", "a", "GET", "STORE", "STORE", "c") == ["a", "c"]
     assert keys("SORT", "a", "LIMIT", "STORE", "1", "STORE", "d") == ["a", "d"]
     assert keys("SORT_RO", "a", "BY", "x") == ["a"]
+    assert raw(r, "COMMAND", "GETKEYSANDFLAGS", "SORT", "a", "STORE", "b") == [
+        ["a", ["RO", "access"]], ["b", ["OW", "update"]]]
     sort, sort_ro = raw(r, "COMMAND", "INFO", "SORT", "SORT_RO")
     assert "movablekeys" in sort[2] and "movablekeys" in sort_ro[2]
     assert raw(r, "SORT_RO", "a", "STORE", "b") == ("error", "syntax error")

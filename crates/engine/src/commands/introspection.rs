@@ -612,6 +612,8 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Fra
     let (spec, pos) = keys_of(&ctx.engine.commands, argv)?;
     let dest = match spec.keys {
         Keys::NumKeys { extra, .. } if extra > 0 => Some(extra as usize),
+        // SORT's STORE destination, which Redis's key specs cannot locate.
+        Keys::Find(_) => pos.get(1).copied(),
         _ => None,
     };
     let name = spec.name.to_ascii_lowercase();
