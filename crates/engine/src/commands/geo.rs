@@ -346,9 +346,8 @@ fn find_points(v: &Value, s: &Search, limit: usize) -> Vec<Point> {
                 exclusive: true,
             },
         };
-        let (start, end) = zset::score_span(v, &range);
         let mut done = false;
-        zset::for_each_in(v, start, end, false, |member, score| {
+        zset::for_each_in_scores(v, &range, |member, score| {
             if done {
                 return;
             }
