@@ -99,6 +99,7 @@ pub enum Group {
     List,
     SortedSet,
     HyperLogLog,
+    Geo,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
     /// The `R.*` commands (redis-roaring's 32-bit Roaring bitmaps).
@@ -125,6 +126,7 @@ impl Group {
             Group::List => "list",
             Group::SortedSet => "sorted-set",
             Group::HyperLogLog => "hyperloglog",
+            Group::Geo => "geo",
             Group::Bloom => "bloom",
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
@@ -148,6 +150,7 @@ impl Group {
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
             Group::HyperLogLog => "@hyperloglog",
+            Group::Geo => "@geo",
             Group::Bloom => "@bloom",
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
@@ -184,7 +187,22 @@ pub enum Keys {
     },
     /// The keys of the commands queued by MULTI (EXEC).
     Queued,
+    /// The first argument, plus keys that options name anywhere in the line
+    /// (GEORADIUS's STORE, SORT's STORE), found by the command's own function.
+    Find(KeyFinder),
 }
+
+/// A command's own key search: pushes the argv positions of the keys.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyFinder(pub fn(&[Bytes], &mut Vec<usize>));
+
+impl PartialEq for KeyFinder {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for KeyFinder {}
 
 impl Keys {
     pub const fn single(pos: i32) -> Keys {
@@ -205,6 +223,7 @@ impl Keys {
             Keys::None | Keys::Queued => (0, 0, 0),
             Keys::Range { first, last, step } => (first.into(), last.into(), step.into()),
             Keys::BeforeOptions { first, .. } => (first.into(), -1, 1),
+            Keys::Find(_) => (1, 1, 1),
             Keys::NumKeys { extra, numkeys } => {
                 if extra > 0 {
                     (extra.into(), extra.into(), 1)
@@ -221,6 +240,7 @@ impl Keys {
         let argc = argv.len() as i64;
         match self {
             Keys::None | Keys::Queued => {}
+            Keys::Find(KeyFinder(find)) => find(argv, out),
             Keys::Range { first, last, step } => {
                 let first = i64::from(first);
                 let last = if last < 0 {

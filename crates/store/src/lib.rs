@@ -10,6 +10,7 @@ pub mod access;
 pub mod bits;
 pub mod bloom;
 pub mod bytes;
+pub mod geo;
 pub mod glob;
 pub mod hash;
 pub mod hll;

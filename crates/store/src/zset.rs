@@ -389,6 +389,27 @@ impl ZSetIndex {
         }
     }
 
+    /// Walk members in ascending order from the first for which `below`
+    /// (true for a prefix of the order) is false: one descent, no ranks.
+    fn iter_after(&self, below: impl Fn(&Node) -> bool) -> RankIter<'_> {
+        let mut stack = Vec::new();
+        let mut t = self.root;
+        while t != NIL {
+            let n = &self.nodes[t as usize];
+            if below(n) {
+                t = n.right;
+            } else {
+                stack.push(t);
+                t = n.left;
+            }
+        }
+        RankIter {
+            index: self,
+            stack,
+            rev: false,
+        }
+    }
+
     /// The member at arena slot `i` (an arbitrary but uniform choice for random picks).
     fn slot(&self, i: usize) -> Option<(&[u8], f64)> {
         self.nodes.get(i).map(|n| (n.member.as_slice(), n.score))
@@ -768,6 +789,33 @@ pub fn for_each_in(v: &Value, start: usize, end: usize, rev: bool, mut f: impl F
     }
 }
 
+/// Call `f` for the members whose scores are in `range`, in ascending order
+/// (one descent to the first; the geo searches walk many small ranges).
+pub fn for_each_in_scores(v: &Value, range: &ScoreRange, mut f: impl FnMut(&[u8], f64)) {
+    match v {
+        Value::ZSetPacked(p) => {
+            for (m, s) in packed_pairs(p) {
+                if range.below_min(s) {
+                    continue;
+                }
+                if !range.not_above_max(s) {
+                    break;
+                }
+                with_member(m, |mb| f(mb, s));
+            }
+        }
+        Value::ZSet(z) => {
+            for (m, s) in z.iter_after(|n| range.below_min(n.score)) {
+                if !range.not_above_max(s) {
+                    break;
+                }
+                f(m, s);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The members at ascending ranks `[start, end)`, see [`for_each_in`].
 pub fn range(v: &Value, start: usize, end: usize, rev: bool) -> Vec<(Vec<u8>, f64)> {
     let mut out = Vec::with_capacity(end.saturating_sub(start).min(1024));
@@ -979,6 +1027,36 @@ mod tests {
 
     fn plain() -> AddFlags {
         AddFlags::default()
+    }
+
+    proptest! {
+        /// Walking a score range member by member gives what the rank
+        /// interval of that range holds, in both encodings.
+        #[test]
+        fn score_walk_matches_the_rank_interval(
+            scores in prop::collection::vec(0u8..40, 0..300),
+            lo in 0u8..45, width in 0u8..20, lo_ex in any::<bool>(), hi_ex in any::<bool>(),
+            packed in any::<bool>(),
+        ) {
+            let l = if packed { limits(1000, 64) } else { limits(0, 64) };
+            let mut v = create(scores.len(), 8, &l);
+            for (i, sc) in scores.iter().enumerate() {
+                add(&mut v, format!("m{i}").as_bytes(), f64::from(*sc), plain(), &l);
+            }
+            let range = ScoreRange {
+                min: ScoreBound { value: f64::from(lo), exclusive: lo_ex },
+                max: ScoreBound { value: f64::from(lo) + f64::from(width), exclusive: hi_ex },
+            };
+            let (a, b) = score_span(&v, &range);
+            let expected = range_of(&v, a, b);
+            let mut got = Vec::new();
+            for_each_in_scores(&v, &range, |m, s| got.push((m.to_vec(), s)));
+            prop_assert_eq!(got, expected);
+        }
+    }
+
+    fn range_of(v: &Value, a: usize, b: usize) -> Vec<(Vec<u8>, f64)> {
+        range(v, a, b, false)
     }
 
     #[test]

@@ -148,6 +148,20 @@ impl Selector {
                 return Err(Denied::Key(pos));
             }
         }
+        // SORT's STORE destination has a key spec nobody can follow; Redis
+        // finds it with SORT's own key search, which Keel's spec uses too.
+        if specs
+            .iter()
+            .any(|s| s.begin == crate::keyspec::Begin::Unknown)
+        {
+            let mut pos = Vec::new();
+            crate::commands::sort::sort_keys(argv, &mut pos);
+            if let Some(&dst) = pos.get(1) {
+                if !self.key_allowed(&argv[dst], WRITE) {
+                    return Err(Denied::Key(dst));
+                }
+            }
+        }
         Ok(())
     }
 

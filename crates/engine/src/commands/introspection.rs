@@ -63,7 +63,10 @@ fn subcommand_ids(table: &CommandTable, id: usize) -> impl Iterator<Item = usize
 
 /// Whether the command's key positions depend on its arguments.
 fn movable_keys(spec: &CommandSpec) -> bool {
-    matches!(spec.keys, Keys::NumKeys { .. } | Keys::BeforeOptions { .. })
+    matches!(
+        spec.keys,
+        Keys::NumKeys { .. } | Keys::BeforeOptions { .. } | Keys::Find(_)
+    )
 }
 
 fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
@@ -270,6 +273,7 @@ fn key_specs(spec: &CommandSpec) -> Vec<Frame> {
     }
     match spec.keys {
         Keys::None | Keys::Queued => Vec::new(),
+        Keys::Find(_) => vec![key_spec(key_flags(spec, false), 1, range_keys(0, 1))],
         Keys::BeforeOptions { first, .. } => vec![key_spec(
             key_flags(spec, false),
             first.into(),
@@ -608,6 +612,8 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Fra
     let (spec, pos) = keys_of(&ctx.engine.commands, argv)?;
     let dest = match spec.keys {
         Keys::NumKeys { extra, .. } if extra > 0 => Some(extra as usize),
+        // SORT's STORE destination, which Redis's key specs cannot locate.
+        Keys::Find(_) => pos.get(1).copied(),
         _ => None,
     };
     let name = spec.name.to_ascii_lowercase();

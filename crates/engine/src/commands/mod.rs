@@ -13,6 +13,7 @@ pub mod blocking;
 pub mod bloom;
 pub mod connection;
 pub mod dump;
+pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod index;
@@ -26,6 +27,7 @@ pub mod roaring;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -57,6 +59,8 @@ pub fn table() -> CommandTable {
         sets::COMMANDS,
         lists::COMMANDS,
         zsets::COMMANDS,
+        geo::COMMANDS,
+        sort::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
         roaring::COMMANDS,

@@ -231,7 +231,7 @@ pub(crate) const ZADD: CommandSpec = CommandSpec {
     run: zadd,
 };
 
-fn zadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+pub(crate) fn zadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let mut flags = AddFlags::default();
     let mut ch = false;
@@ -738,7 +738,7 @@ fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdEr
 
 /// Replace `dst` with a sorted set of `pairs` (deleting it when there are
 /// none); returns how many members it holds. Counts as a change of `dst` only.
-fn store_result(
+pub(crate) fn store_result(
     ctx: &mut Ctx<'_>,
     dst: &[u8],
     pairs: &[(Vec<u8>, f64)],
