@@ -10,6 +10,8 @@ pub mod access;
 pub mod bits;
 pub mod bloom;
 pub mod bytes;
+pub mod cms;
+pub mod cuckoo;
 pub mod glob;
 pub mod hash;
 pub mod index;
