@@ -100,6 +100,10 @@ pub enum Group {
     SortedSet,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
+    /// The `CF.*` commands (RedisBloom's cuckoo filters).
+    Cuckoo,
+    /// The `CMS.*` commands (RedisBloom's count-min sketches).
+    Cms,
     /// The `R.*` commands (redis-roaring's 32-bit Roaring bitmaps).
     Roaring,
     /// The `R64.*` commands (redis-roaring's 64-bit Roaring bitmaps).
@@ -124,6 +128,8 @@ impl Group {
             Group::List => "list",
             Group::SortedSet => "sorted-set",
             Group::Bloom => "bloom",
+            Group::Cuckoo => "cf",
+            Group::Cms => "cms",
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
             Group::Index => "index",
@@ -146,6 +152,9 @@ impl Group {
             Group::List => "@list",
             Group::SortedSet => "@sortedset",
             Group::Bloom => "@bloom",
+            // RedisBloom's own ACL categories for these families.
+            Group::Cuckoo => "@cuckoo",
+            Group::Cms => "@cms",
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
             Group::Index => "@index",

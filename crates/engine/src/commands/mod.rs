@@ -11,7 +11,9 @@ pub mod acl;
 pub mod bitmap;
 pub mod blocking;
 pub mod bloom;
+pub mod cms;
 pub mod connection;
+pub mod cuckoo;
 pub mod dump;
 pub mod hashes;
 pub mod index;
@@ -57,6 +59,8 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        cuckoo::COMMANDS,
+        cms::COMMANDS,
         roaring::COMMANDS,
         index::COMMANDS,
         dump::COMMANDS,
