@@ -142,7 +142,7 @@ pub(crate) const CMS_INCRBY: CommandSpec = CommandSpec {
 fn cms_incrby(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let pairs = args.rest();
-    if pairs.len() % 2 != 0 {
+    if !pairs.len().is_multiple_of(2) {
         return Err(CmdError::WrongArity("cms.incrby".into()));
     }
     let now = ctx.now_ms();

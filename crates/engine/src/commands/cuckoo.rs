@@ -95,7 +95,7 @@ fn reserve_option(
 
 fn cf_reserve(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let argv = args.argv();
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Err(arity("cf.reserve"));
     }
     let key = args.next_key()?;
