@@ -297,6 +297,8 @@ def test_command_info_and_docs(r):
     assert set(exists[2]) == {"readonly", "fast"}
     assert "@cuckoo" in r.acl_cat() or "cuckoo" in r.acl_cat()
     assert "cf.count" in r.acl_cat("cuckoo")
+    listed = r.execute_command("COMMAND LIST FILTERBY MODULE bf")
+    assert "cf.add" in listed and "cms.query" in listed and "bf.add" in listed
     docs = r.execute_command("COMMAND DOCS", "cf.reserve")
     assert "current RedisBloom" in str(docs)
 

@@ -140,18 +140,22 @@ impl CountMinSketch {
         if by > i64::MAX as u64 - self.count.min(i64::MAX as u64) {
             return Err(Overflow);
         }
-        let at: Vec<usize> = (0..self.depth).map(|r| self.cell_index(item, r)).collect();
-        if at
-            .iter()
-            .any(|&i| u64::from(self.cells[i]) + by > u64::from(u32::MAX))
-        {
-            return Err(Overflow);
-        }
         let mut min = u64::MAX;
-        for i in at {
-            // Checked above: fits.
-            self.cells[i] += by as u32;
-            min = min.min(u64::from(self.cells[i]));
+        for row in 0..self.depth {
+            let i = self.cell_index(item, row);
+            let Some(cell) = u32::try_from(by)
+                .ok()
+                .and_then(|by| self.cells[i].checked_add(by))
+            else {
+                // Undo the rows already counted: a refused increment changes nothing.
+                for done in 0..row {
+                    let j = self.cell_index(item, done);
+                    self.cells[j] -= by as u32;
+                }
+                return Err(Overflow);
+            };
+            self.cells[i] = cell;
+            min = min.min(u64::from(cell));
         }
         self.count += by;
         Ok(min)

@@ -158,35 +158,36 @@ fn add_items(
 ) -> Result<Vec<Insert>, CmdError> {
     let now = ctx.now_ms();
     let table = ctx.table(key)?;
-    let mut created = false;
-    if table.peek(key, now).is_none() {
-        let capacity = capacity.ok_or_else(not_found)?;
-        let cf = CuckooFilter::new(
-            capacity,
-            DEFAULT_BUCKET_SIZE,
-            DEFAULT_MAX_ITERATIONS,
-            DEFAULT_EXPANSION,
-        )
-        .ok_or(CmdError::msg("Could not create filter"))?;
-        table.insert(key, Value::Cuckoo(Box::new(cf)), 0, now);
-        created = true;
-    }
-    let Some(entry) = table.get_mut(key, now) else {
-        return Err(not_found());
+    let apply = |cf: &mut CuckooFilter| -> Vec<Insert> {
+        items
+            .iter()
+            .map(|i| if unique { cf.add_unique(i) } else { cf.add(i) })
+            .collect()
     };
-    let Value::Cuckoo(cf) = &mut entry.value else {
-        return Err(CmdError::WrongType);
-    };
-    if cf.num_filters() >= MAX_FILTERS {
-        if created {
-            ctx.dirty(1);
+    let (results, created) = match table.get_mut(key, now) {
+        Some(entry) => {
+            let Value::Cuckoo(cf) = &mut entry.value else {
+                return Err(CmdError::WrongType);
+            };
+            if cf.num_filters() >= MAX_FILTERS {
+                return Err(CmdError::msg("Maximum expansions reached"));
+            }
+            (apply(cf), false)
         }
-        return Err(CmdError::msg("Maximum expansions reached"));
-    }
-    let results: Vec<Insert> = items
-        .iter()
-        .map(|i| if unique { cf.add_unique(i) } else { cf.add(i) })
-        .collect();
+        None => {
+            let capacity = capacity.ok_or_else(not_found)?;
+            let mut cf = CuckooFilter::new(
+                capacity,
+                DEFAULT_BUCKET_SIZE,
+                DEFAULT_MAX_ITERATIONS,
+                DEFAULT_EXPANSION,
+            )
+            .ok_or(CmdError::msg("Could not create filter"))?;
+            let results = apply(&mut cf);
+            table.insert(key, Value::Cuckoo(Box::new(cf)), 0, now);
+            (results, true)
+        }
+    };
     let added = results.iter().filter(|r| **r == Insert::Inserted).count() as u64;
     ctx.dirty(added + u64::from(created));
     Ok(results)
