@@ -102,6 +102,10 @@ pub enum Group {
     Geo,
     /// The `BF.*` commands (RedisBloom's Bloom filters).
     Bloom,
+    /// The `CF.*` commands (RedisBloom's cuckoo filters).
+    Cuckoo,
+    /// The `CMS.*` commands (RedisBloom's count-min sketches).
+    Cms,
     /// The `R.*` commands (redis-roaring's 32-bit Roaring bitmaps).
     Roaring,
     /// The `R64.*` commands (redis-roaring's 64-bit Roaring bitmaps).
@@ -128,6 +132,8 @@ impl Group {
             Group::HyperLogLog => "hyperloglog",
             Group::Geo => "geo",
             Group::Bloom => "bloom",
+            Group::Cuckoo => "cf",
+            Group::Cms => "cms",
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
             Group::Index => "index",
@@ -152,6 +158,9 @@ impl Group {
             Group::HyperLogLog => "@hyperloglog",
             Group::Geo => "@geo",
             Group::Bloom => "@bloom",
+            // RedisBloom's own ACL categories for these families.
+            Group::Cuckoo => "@cuckoo",
+            Group::Cms => "@cms",
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
             Group::Index => "@index",

@@ -11,6 +11,8 @@ pub mod bits;
 pub mod bloom;
 pub mod bytes;
 pub mod geo;
+pub mod cms;
+pub mod cuckoo;
 pub mod glob;
 pub mod hash;
 pub mod hll;

@@ -7,6 +7,8 @@
 
 use crate::bloom::Chain;
 use crate::bytes::CompactBytes;
+use crate::cms::CountMinSketch;
+use crate::cuckoo::CuckooFilter;
 use crate::hash::HashTable;
 use crate::index::BitmapIndex;
 use crate::list::ListDeque;
@@ -38,6 +40,10 @@ pub enum Value {
     Roaring64(Box<Bitmap64>),
     /// A bitmap index (the `IDX.*` commands).
     Index(Box<BitmapIndex>),
+    /// A cuckoo filter (the `CF.*` commands).
+    Cuckoo(Box<CuckooFilter>),
+    /// A count-min sketch (the `CMS.*` commands).
+    Cms(Box<CountMinSketch>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -52,10 +58,12 @@ pub enum ValueType {
     Roaring,
     Roaring64,
     Index,
+    Cuckoo,
+    Cms,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 9] = [
+    const ALL: [ValueType; 11] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
@@ -65,6 +73,8 @@ impl ValueType {
         ValueType::Roaring,
         ValueType::Roaring64,
         ValueType::Index,
+        ValueType::Cuckoo,
+        ValueType::Cms,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +91,9 @@ impl ValueType {
             ValueType::Roaring64 => "roaring64",
             // The bitmap index's module type name (nine characters, as module names are).
             ValueType::Index => "keelindex",
+            // RedisBloom's cuckoo filter and count-min sketch types.
+            ValueType::Cuckoo => "MBbloomCF",
+            ValueType::Cms => "CMSk-TYPE",
         }
     }
 
@@ -153,6 +166,8 @@ impl Value {
             Value::Roaring(_) => ValueType::Roaring,
             Value::Roaring64(_) => ValueType::Roaring64,
             Value::Index(_) => ValueType::Index,
+            Value::Cuckoo(_) => ValueType::Cuckoo,
+            Value::Cms(_) => ValueType::Cms,
         }
     }
 
@@ -182,7 +197,12 @@ impl Value {
             Value::List(_) => "quicklist",
             Value::ZSet(_) => "skiplist",
             // Redis reports every module value as a raw object.
-            Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) | Value::Index(_) => "raw",
+            Value::Bloom(_)
+            | Value::Roaring(_)
+            | Value::Roaring64(_)
+            | Value::Index(_)
+            | Value::Cuckoo(_)
+            | Value::Cms(_) => "raw",
         }
     }
 
@@ -214,6 +234,8 @@ impl Value {
             Value::Roaring(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap32>()),
             Value::Roaring64(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap64>()),
             Value::Index(i) => boxed(i.heap_bytes(), std::mem::size_of::<BitmapIndex>()),
+            Value::Cuckoo(c) => boxed(c.heap_bytes(), std::mem::size_of::<CuckooFilter>()),
+            Value::Cms(c) => boxed(c.heap_bytes(), std::mem::size_of::<CountMinSketch>()),
         }
     }
 }
@@ -274,5 +296,19 @@ mod tests {
         assert_eq!(ValueType::from_name(b"KEELINDEX"), Some(ValueType::Index));
         assert_eq!(v.encoding(), "raw");
         assert_eq!(v.heap_bytes(), own + std::mem::size_of::<BitmapIndex>());
+    }
+
+    #[test]
+    fn cuckoo_filters_and_sketches_are_named_and_sized() {
+        let cf = CuckooFilter::new(1000, 2, 20, 1).expect("new");
+        let v = Value::Cuckoo(Box::new(cf));
+        assert_eq!(v.value_type().name(), "MBbloomCF");
+        assert_eq!(v.encoding(), "raw");
+        assert!(v.heap_bytes() >= 1024);
+        let v = Value::Cms(Box::new(CountMinSketch::new(200, 5).expect("new")));
+        assert_eq!(v.value_type().name(), "CMSk-TYPE");
+        assert_eq!(ValueType::from_name(b"cmsk-type"), Some(ValueType::Cms));
+        assert_eq!(v.encoding(), "raw");
+        assert!(v.heap_bytes() >= 4000);
     }
 }

@@ -506,7 +506,11 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
         .filter(|&id| match &filter {
             Filter::All => true,
             Filter::Nothing => false,
-            Filter::Group(g) => table.specs[id].group == *g,
+            // RedisBloom's module `bf` serves cuckoo filters and sketches too.
+            Filter::Group(g) => {
+                let own = table.specs[id].group;
+                own == *g || (*g == Group::Bloom && matches!(own, Group::Cuckoo | Group::Cms))
+            }
             Filter::Category(c) => acl_categories(table.specs[id])
                 .iter()
                 .any(|k| k.eq_ignore_ascii_case(c)),
@@ -819,7 +823,10 @@ mod tests {
         );
         assert!(names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"])).is_empty());
         let bf = names(t.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]));
-        assert!(bf.contains(&"bf.add".to_string()) && bf.iter().all(|n| n.starts_with("bf.")));
+        assert!(bf.contains(&"bf.add".to_string()) && bf.contains(&"cf.add".to_string()));
+        assert!(bf
+            .iter()
+            .all(|n| n.starts_with("bf.") || n.starts_with("cf.") || n.starts_with("cms.")));
         assert_eq!(
             t.run(&["COMMAND", "LIST", "FILTERBY", "NAME", "x"]),
             error("ERR syntax error")

@@ -11,7 +11,9 @@ pub mod acl;
 pub mod bitmap;
 pub mod blocking;
 pub mod bloom;
+pub mod cms;
 pub mod connection;
+pub mod cuckoo;
 pub mod dump;
 pub mod geo;
 pub mod hashes;
@@ -63,6 +65,8 @@ pub fn table() -> CommandTable {
         sort::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        cuckoo::COMMANDS,
+        cms::COMMANDS,
         roaring::COMMANDS,
         index::COMMANDS,
         dump::COMMANDS,

@@ -16,6 +16,9 @@
 //!   reach, by append; an empty bitmap as `R.SETRANGE key 0 0`
 //! - bitmap index: `IDX.CREATE key`, then per entity in search order `IDX.ADD key id attr
 //!   value .. [PAYLOAD payload]`
+//! - cuckoo filter: `CF.LOADCHUNK key 1 <header>` then one `CF.LOADCHUNK key <iter> <chunk>`
+//!   per SCANDUMP chunk, as RedisBloom rewrites its filters
+//! - count-min sketch: `RESTORE key 0 <DUMP payload>`, as RedisBloom's default module rewrite
 //! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
 //!
 //! Function libraries come first, before the first `SELECT`: `FUNCTION LOAD <code>` each.
@@ -95,6 +98,25 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
                 );
                 iter = next;
             }
+        }
+        Value::Cuckoo(cf) => {
+            encode_command(
+                out,
+                &[b"CF.LOADCHUNK".as_slice(), key, b"1", &cf.header_bytes()],
+            );
+            let mut iter = 1i64;
+            while let Some((next, chunk)) = cf.chunk_at(iter, keel_store::cuckoo::MAX_CHUNK_BYTES) {
+                let at = next.to_string();
+                encode_command(
+                    out,
+                    &[b"CF.LOADCHUNK".as_slice(), key, at.as_bytes(), chunk],
+                );
+                iter = next;
+            }
+        }
+        Value::Cms(_) => {
+            let payload = crate::rdb::dump_payload(value);
+            encode_command(out, &[b"RESTORE".as_slice(), key, b"0", &payload]);
         }
         Value::Index(index) => {
             encode_command(out, &[b"IDX.CREATE".as_slice(), key]);

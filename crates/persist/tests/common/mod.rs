@@ -79,6 +79,8 @@ pub fn listed(v: &Value) -> Json {
             panic!("no Roaring bitmaps here")
         }
         keel_store::ValueType::Index => panic!("no bitmap indexes here"),
+        keel_store::ValueType::Cuckoo => panic!("no cuckoo filters here"),
+        keel_store::ValueType::Cms => panic!("no count-min sketches here"),
     }
 }
 
