@@ -13,6 +13,8 @@ use crate::list::ListDeque;
 use crate::packed::Packed;
 use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
 use crate::set::SetTable;
+use crate::tdigest::TDigest;
+use crate::topk::TopK;
 use crate::zset::ZSetIndex;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +40,10 @@ pub enum Value {
     Roaring64(Box<Bitmap64>),
     /// A bitmap index (the `IDX.*` commands).
     Index(Box<BitmapIndex>),
+    /// A top-k sketch (the `TOPK.*` commands).
+    TopK(Box<TopK>),
+    /// A t-digest (the `TDIGEST.*` commands).
+    TDigest(Box<TDigest>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -52,10 +58,12 @@ pub enum ValueType {
     Roaring,
     Roaring64,
     Index,
+    TopK,
+    TDigest,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 9] = [
+    const ALL: [ValueType; 11] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
@@ -65,6 +73,8 @@ impl ValueType {
         ValueType::Roaring,
         ValueType::Roaring64,
         ValueType::Index,
+        ValueType::TopK,
+        ValueType::TDigest,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +91,9 @@ impl ValueType {
             ValueType::Roaring64 => "roaring64",
             // The bitmap index's module type name (nine characters, as module names are).
             ValueType::Index => "keelindex",
+            // RedisBloom's module type names.
+            ValueType::TopK => "TopK-TYPE",
+            ValueType::TDigest => "TDIS-TYPE",
         }
     }
 
@@ -153,6 +166,8 @@ impl Value {
             Value::Roaring(_) => ValueType::Roaring,
             Value::Roaring64(_) => ValueType::Roaring64,
             Value::Index(_) => ValueType::Index,
+            Value::TopK(_) => ValueType::TopK,
+            Value::TDigest(_) => ValueType::TDigest,
         }
     }
 
@@ -183,6 +198,7 @@ impl Value {
             Value::ZSet(_) => "skiplist",
             // Redis reports every module value as a raw object.
             Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) | Value::Index(_) => "raw",
+            Value::TopK(_) | Value::TDigest(_) => "raw",
         }
     }
 
@@ -214,6 +230,8 @@ impl Value {
             Value::Roaring(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap32>()),
             Value::Roaring64(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap64>()),
             Value::Index(i) => boxed(i.heap_bytes(), std::mem::size_of::<BitmapIndex>()),
+            Value::TopK(t) => boxed(t.heap_bytes(), std::mem::size_of::<TopK>()),
+            Value::TDigest(t) => boxed(t.heap_bytes(), std::mem::size_of::<TDigest>()),
         }
     }
 }
