@@ -16,6 +16,7 @@
 //!   reach, by append; an empty bitmap as `R.SETRANGE key 0 0`
 //! - bitmap index: `IDX.CREATE key`, then per entity in search order `IDX.ADD key id attr
 //!   value .. [PAYLOAD payload]`
+//! - top-k and t-digest: `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites them
 //! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
 //!
 //! Function libraries come first, before the first `SELECT`: `FUNCTION LOAD <code>` each.
@@ -110,6 +111,10 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
                 }
                 encode_command(out, &argv);
             }
+        }
+        Value::TopK(_) | Value::TDigest(_) => {
+            let payload = crate::rdb::dump_payload(value);
+            encode_command(out, &[b"RESTORE".as_slice(), key, b"0", &payload]);
         }
     }
     if let Some(at) = expire_at_ms {

@@ -39,6 +39,10 @@ pub enum ConvertError {
     BadRoaring(String),
     #[error("invalid bitmap index: {0}")]
     BadIndex(&'static str),
+    #[error("invalid top-k sketch: {0}")]
+    BadTopK(&'static str),
+    #[error("invalid t-digest: {0}")]
+    BadTDigest(&'static str),
 }
 
 /// Builds the store value for `v`, choosing the compact or general form as Keel's commands do
@@ -124,6 +128,9 @@ fn module_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
     }
     if name.as_bytes() == super::index::INDEX_TYPE_NAME {
         return super::index::index_value(id, raw);
+    }
+    if let Some(v) = super::sketch::sketch_value(&name, id, raw) {
+        return v;
     }
     if name.as_bytes() != BLOOM_TYPE_NAME {
         return Err(ConvertError::UnsupportedModule {
