@@ -106,6 +106,10 @@ pub enum Group {
     Roaring64,
     /// The `IDX.*` commands (Keel's bitmap index).
     Index,
+    /// The `TOPK.*` commands (RedisBloom's top-k).
+    TopK,
+    /// The `TDIGEST.*` commands (RedisBloom's t-digest).
+    TDigest,
     Scripting,
     Pubsub,
 }
@@ -127,6 +131,8 @@ impl Group {
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
             Group::Index => "index",
+            Group::TopK => "topk",
+            Group::TDigest => "tdigest",
             Group::Scripting => "scripting",
             Group::Pubsub => "pubsub",
         }
@@ -149,6 +155,8 @@ impl Group {
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
             Group::Index => "@index",
+            Group::TopK => "@topk",
+            Group::TDigest => "@tdigest",
             Group::Scripting => "@scripting",
             Group::Pubsub => "@pubsub",
         }

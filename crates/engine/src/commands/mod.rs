@@ -26,6 +26,8 @@ pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod strings;
+pub mod tdigest;
+pub mod topk;
 pub mod transactions;
 pub mod zsets;
 
@@ -57,6 +59,8 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
+        topk::COMMANDS,
+        tdigest::COMMANDS,
         roaring::COMMANDS,
         index::COMMANDS,
         dump::COMMANDS,
