@@ -123,7 +123,7 @@ impl TDigest {
             && sum == merged_weight
             && total_compressions >= 0
             && (means.is_empty() || (min <= means[0] && max >= means[means.len() - 1]));
-        valid.then(|| TDigest {
+        valid.then_some(TDigest {
             compression,
             min,
             max,
