@@ -189,3 +189,14 @@ def test_command_docs_name_the_group(server, r):
     assert sorted(names) == sorted(
         f"topk.{n}" for n in ("reserve", "add", "incrby", "query", "count", "list", "info")
     )
+
+
+def test_current_redisbloom_counting(r):
+    """Current RedisBloom (followed here) lets a counter holding the item's
+    fingerprint grow whatever the heap holds, and an item whose estimate
+    reaches the heap minimum takes the minimum's place; older releases held
+    such counters at the minimum and needed a count above it."""
+    r.execute_command("TOPK.RESERVE", "cur", "1", "1000", "1", "0.9")
+    assert r.execute_command("TOPK.ADD", "cur", "a", "a", "a") == [None, None, None]
+    assert r.execute_command("TOPK.ADD", "cur", "b", "b", "b") == [None, None, "a"]
+    assert r.execute_command("TOPK.LIST", "cur", "WITHCOUNT") == ["b", 3]

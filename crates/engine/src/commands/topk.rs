@@ -128,7 +128,10 @@ pub(crate) const TOPK_ADD: CommandSpec = CommandSpec {
     arity: -3,
     flags: WRITE,
     keys: Keys::single(1),
-    summary: "Increases the count of one or more items by increment",
+    summary:
+        "Increases the count of one or more items by increment (as current RedisBloom does: a \
+              counter already holding the item's fingerprint always grows, where older releases stopped it \
+              at the heap's minimum for items outside the list)",
     since: "2.0.0",
     complexity: "O(n * k) where n is the number of items and k is the depth",
     subcommands: &[],
@@ -157,7 +160,8 @@ pub(crate) const TOPK_INCRBY: CommandSpec = CommandSpec {
     arity: -4,
     flags: WRITE,
     keys: Keys::single(1),
-    summary: "Increases the count of one or more items by increment",
+    summary: "Increases the count of one or more items by increment (at most 100,000 per item, as \
+              current RedisBloom limits it)",
     since: "2.0.0",
     complexity:
         "O(n * k * incr) where n is the number of items, k is the depth and incr is the increment",
