@@ -112,6 +112,10 @@ pub enum Group {
     Roaring64,
     /// The `IDX.*` commands (Keel's bitmap index).
     Index,
+    /// The `TOPK.*` commands (RedisBloom's top-k).
+    TopK,
+    /// The `TDIGEST.*` commands (RedisBloom's t-digest).
+    TDigest,
     Scripting,
     Pubsub,
 }
@@ -137,6 +141,8 @@ impl Group {
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
             Group::Index => "index",
+            Group::TopK => "topk",
+            Group::TDigest => "tdigest",
             Group::Scripting => "scripting",
             Group::Pubsub => "pubsub",
         }
@@ -164,6 +170,8 @@ impl Group {
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
             Group::Index => "@index",
+            Group::TopK => "@topk",
+            Group::TDigest => "@tdigest",
             Group::Scripting => "@scripting",
             Group::Pubsub => "@pubsub",
         }

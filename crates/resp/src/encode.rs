@@ -112,8 +112,34 @@ fn format_g(d: f64, prec: usize) -> String {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{m}e{sign}{:02}", exp.unsigned_abs())
     } else {
-        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
-        strip_zeros(&format!("{:.*}", decimals, d)).to_string()
+        // `%f` at `prec - 1 - exp` decimals prints these same significant
+        // digits (both round the exact value at the same place): put the
+        // point among them rather than formatting a second time.
+        let (neg, m) = match mantissa.strip_prefix('-') {
+            Some(m) => (true, m),
+            None => (false, mantissa),
+        };
+        let (lead, rest) = m.split_at(1);
+        let rest = rest.strip_prefix('.').unwrap_or(rest);
+        let mut out = String::with_capacity(prec + 8);
+        if neg {
+            out.push('-');
+        }
+        if exp >= 0 {
+            let int_len = exp as usize;
+            out.push_str(lead);
+            out.push_str(&rest[..int_len.min(rest.len())]);
+            out.push('.');
+            out.push_str(&rest[int_len.min(rest.len())..]);
+        } else {
+            out.push_str("0.");
+            for _ in 0..(-exp - 1) {
+                out.push('0');
+            }
+            out.push_str(lead);
+            out.push_str(rest);
+        }
+        strip_zeros(&out).to_string()
     }
 }
 
@@ -287,6 +313,51 @@ mod tests {
             encode_double(123456789012345680.0),
             "1.2345678901234568e+17"
         );
+        assert_eq!(encode_double(0.0001), "0.0001");
+        assert_eq!(encode_double(-0.00012345), "-0.00012344999999999999");
+        assert_eq!(encode_double(9.9999999999999999e15), "10000000000000000");
+        assert_eq!(encode_double(99999999999999999.0), "1e+17");
+        assert_eq!(encode_double(990.7775675675675), "990.77756756756753");
+        assert_eq!(encode_double(-2.5), "-2.5");
+        assert_eq!(encode_double(0.9), "0.90000000000000002");
+    }
+
+    /// The digits placed around the point equal a second `%f`-style
+    /// formatting at the decimals `%g` asks for.
+    #[test]
+    fn fixed_notation_matches_formatting_again() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = f64::from_bits(x);
+            if !d.is_finite() || d == 0.0 {
+                continue;
+            }
+            let scaled = d.abs().log10();
+            if !(-4.5..17.0).contains(&scaled) {
+                // Also draw values in the fixed range.
+                let m = (x >> 11) as f64 / (1u64 << 53) as f64;
+                let e = (x % 21) as i32 - 4;
+                let v = m * 10f64.powi(e);
+                check(v);
+                continue;
+            }
+            check(d);
+        }
+        fn check(d: f64) {
+            let sci = format!("{:.16e}", d);
+            let exp: i32 = sci
+                .split_once('e')
+                .map_or(0, |(_, e)| e.parse().unwrap_or(0));
+            if !(-4..17).contains(&exp) || d == 0.0 {
+                return;
+            }
+            let decimals = (16 - exp).max(0) as usize;
+            let want = strip_zeros(&format!("{:.*}", decimals, d)).to_string();
+            assert_eq!(encode_double(d), want, "{d:e}");
+        }
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub mod roaring;
 pub mod set;
 pub mod slab;
 pub mod stream;
+pub mod tdigest;
+pub mod topk;
 pub mod value;
 pub mod zset;
 

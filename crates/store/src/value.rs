@@ -15,6 +15,8 @@ use crate::list::ListDeque;
 use crate::packed::Packed;
 use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
 use crate::set::SetTable;
+use crate::tdigest::TDigest;
+use crate::topk::TopK;
 use crate::zset::ZSetIndex;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +46,10 @@ pub enum Value {
     Cuckoo(Box<CuckooFilter>),
     /// A count-min sketch (the `CMS.*` commands).
     Cms(Box<CountMinSketch>),
+    /// A top-k sketch (the `TOPK.*` commands).
+    TopK(Box<TopK>),
+    /// A t-digest (the `TDIGEST.*` commands).
+    TDigest(Box<TDigest>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -60,6 +66,8 @@ pub enum ValueType {
     Index,
     Cuckoo,
     Cms,
+    TopK,
+    TDigest,
 }
 
 impl ValueType {
@@ -75,6 +83,8 @@ impl ValueType {
         ValueType::Index,
         ValueType::Cuckoo,
         ValueType::Cms,
+        ValueType::TopK,
+        ValueType::TDigest,
     ];
 
     pub fn name(self) -> &'static str {
@@ -94,6 +104,9 @@ impl ValueType {
             // RedisBloom's cuckoo filter and count-min sketch types.
             ValueType::Cuckoo => "MBbloomCF",
             ValueType::Cms => "CMSk-TYPE",
+            // RedisBloom's module type names.
+            ValueType::TopK => "TopK-TYPE",
+            ValueType::TDigest => "TDIS-TYPE",
         }
     }
 
@@ -168,6 +181,8 @@ impl Value {
             Value::Index(_) => ValueType::Index,
             Value::Cuckoo(_) => ValueType::Cuckoo,
             Value::Cms(_) => ValueType::Cms,
+            Value::TopK(_) => ValueType::TopK,
+            Value::TDigest(_) => ValueType::TDigest,
         }
     }
 
@@ -202,7 +217,9 @@ impl Value {
             | Value::Roaring64(_)
             | Value::Index(_)
             | Value::Cuckoo(_)
-            | Value::Cms(_) => "raw",
+            | Value::Cms(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => "raw",
         }
     }
 
@@ -236,6 +253,8 @@ impl Value {
             Value::Index(i) => boxed(i.heap_bytes(), std::mem::size_of::<BitmapIndex>()),
             Value::Cuckoo(c) => boxed(c.heap_bytes(), std::mem::size_of::<CuckooFilter>()),
             Value::Cms(c) => boxed(c.heap_bytes(), std::mem::size_of::<CountMinSketch>()),
+            Value::TopK(t) => boxed(t.heap_bytes(), std::mem::size_of::<TopK>()),
+            Value::TDigest(t) => boxed(t.heap_bytes(), std::mem::size_of::<TDigest>()),
         }
     }
 }

@@ -31,6 +31,8 @@ pub mod server;
 pub mod sets;
 pub mod sort;
 pub mod strings;
+pub mod tdigest;
+pub mod topk;
 pub mod transactions;
 pub mod zsets;
 
@@ -67,6 +69,8 @@ pub fn table() -> CommandTable {
         bloom::COMMANDS,
         cuckoo::COMMANDS,
         cms::COMMANDS,
+        topk::COMMANDS,
+        tdigest::COMMANDS,
         roaring::COMMANDS,
         index::COMMANDS,
         dump::COMMANDS,

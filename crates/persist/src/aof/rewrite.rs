@@ -19,6 +19,7 @@
 //! - cuckoo filter: `CF.LOADCHUNK key 1 <header>` then one `CF.LOADCHUNK key <iter> <chunk>`
 //!   per SCANDUMP chunk, as RedisBloom rewrites its filters
 //! - count-min sketch: `RESTORE key 0 <DUMP payload>`, as RedisBloom's default module rewrite
+//! - top-k and t-digest: `RESTORE key 0 <DUMP payload>`, as RedisBloom rewrites them
 //! - an expiry: `PEXPIREAT key <unix ms>` after the key's commands
 //!
 //! Function libraries come first, before the first `SELECT`: `FUNCTION LOAD <code>` each.
@@ -132,6 +133,10 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
                 }
                 encode_command(out, &argv);
             }
+        }
+        Value::TopK(_) | Value::TDigest(_) => {
+            let payload = crate::rdb::dump_payload(value);
+            encode_command(out, &[b"RESTORE".as_slice(), key, b"0", &payload]);
         }
     }
     if let Some(at) = expire_at_ms {

@@ -43,6 +43,10 @@ pub enum ConvertError {
     BadCuckoo(&'static str),
     #[error("invalid count-min sketch: {0}")]
     BadCms(&'static str),
+    #[error("invalid top-k sketch: {0}")]
+    BadTopK(&'static str),
+    #[error("invalid t-digest: {0}")]
+    BadTDigest(&'static str),
 }
 
 /// Builds the store value for `v`, choosing the compact or general form as Keel's commands do
@@ -130,6 +134,9 @@ fn module_value(id: u64, raw: &[u8]) -> Result<Value, ConvertError> {
         return super::index::index_value(id, raw);
     }
     if let Some(v) = super::sketch::sketch_value(id, &name, version, raw) {
+        return v;
+    }
+    if let Some(v) = super::topk_tdigest::sketch_value(&name, id, raw) {
         return v;
     }
     if name.as_bytes() != BLOOM_TYPE_NAME {

@@ -9,6 +9,7 @@ mod index;
 mod module;
 mod read;
 mod sketch;
+mod topk_tdigest;
 mod write;
 
 pub use convert::{to_store_value, ConvertError};
@@ -20,6 +21,7 @@ pub use function::{
 pub use index::{index_from_module, INDEX_ENCODING_VERSION, INDEX_TYPE_NAME};
 pub use read::{read_all, RdbReader};
 pub use sketch::{cms_from_module, cuckoo_from_module};
+pub use topk_tdigest::{tdigest_from_module, topk_from_module};
 pub use write::{
     module_id, module_name, RdbWriter, WriteOptions, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME,
     RDB_VERSION,

@@ -262,7 +262,9 @@ pub(crate) fn type_byte(v: &Value) -> u8 {
         | Value::Roaring64(_)
         | Value::Index(_)
         | Value::Cuckoo(_)
-        | Value::Cms(_) => T_MODULE_2,
+        | Value::Cms(_)
+        | Value::TopK(_)
+        | Value::TDigest(_) => T_MODULE_2,
     }
 }
 
@@ -384,6 +386,8 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
         Value::Index(index) => super::index::put_index(out, index, compress),
         Value::Cuckoo(cf) => super::sketch::put_cuckoo(out, cf, compress),
         Value::Cms(cms) => super::sketch::put_cms(out, cms, compress),
+        Value::TopK(t) => super::topk_tdigest::put_topk(out, t, compress),
+        Value::TDigest(t) => super::topk_tdigest::put_tdigest(out, t),
     }
 }
 

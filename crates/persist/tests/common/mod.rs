@@ -75,6 +75,7 @@ pub fn listed(v: &Value) -> Json {
                 .collect(),
         ),
         keel_store::ValueType::Bloom => panic!("no Bloom filters here"),
+        keel_store::ValueType::TopK | keel_store::ValueType::TDigest => panic!("no sketches here"),
         keel_store::ValueType::Roaring | keel_store::ValueType::Roaring64 => {
             panic!("no Roaring bitmaps here")
         }

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Top-k and t-digest benchmarks on keel-server (Debian's Redis has no
+# RedisBloom, so the comparisons are within one Keel server, next to SET and
+# GET, as for Bloom filters). Prints Markdown.
+#
+#   throughput  redis-benchmark -n N -r 100000000 -c 50, unpipelined and
+#               -P 16, on a fresh server per run after
+#               TOPK.RESERVE tk 50 2000 7 0.9 and TDIGEST.CREATE td: SET,
+#               TOPK.ADD, TDIGEST.ADD, GET, TOPK.QUERY, TDIGEST.QUANTILE in
+#               turn (so the reads find what the writes left); server pinned
+#               to CPU 0, redis-benchmark to CPU 1; medians of RUNS; server
+#               CPU time per request from /proc.
+#   memory      the sizes TDIGEST.INFO reports and MEMORY USAGE for a few
+#               shapes, next to RedisBloom's size formulas.
+#
+# Environment: N=1000000 RUNS=3 PARTS="throughput memory" KEEL_ARGS="--threads 1"
+set -euo pipefail
+N=${N:-1000000}
+RUNS=${RUNS:-3}
+PARTS=${PARTS:-"throughput memory"}
+KEEL_ARGS=${KEEL_ARGS:-"--threads 1"}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+cargo build --release --bin keel-server >&2
+KEEL=$ROOT/target/release/keel-server
+PID=
+cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null || true; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
+
+start() {
+	PORT=$(free_port)
+	# shellcheck disable=SC2086
+	taskset -c 0 "$KEEL" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no $KEEL_ARGS >/dev/null 2>&1 &
+	PID=$!
+	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+}
+stop() {
+	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
+	wait "$PID" 2>/dev/null || true
+	PID=
+}
+
+# One redis-benchmark test against the running server: prints "req/s us/req".
+rb_test() {
+	local pipeline=$1 t0 t1 rps
+	shift
+	t0=$(ticks "$PID")
+	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -r 100000000 -P "$pipeline" --csv "$@" 2>/dev/null |
+		tail -1 | cut -d, -f2 | tr -d '"')
+	t1=$(ticks "$PID")
+	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
+}
+
+throughput() {
+	echo "### TOPK.* and TDIGEST.* next to SET / GET (one keel-server)"
+	echo
+	echo "Command: N=$N RUNS=$RUNS KEEL_ARGS=\"$KEEL_ARGS\" PARTS=throughput scripts/bench-topktd.sh"
+	echo
+	echo "| -P | pair | baseline req/s | sketch req/s | ratio | baseline us/req | sketch us/req |"
+	echo "|---:|---|---:|---:|---:|---:|---:|"
+	local names=(SET TOPK.ADD TDIGEST.ADD GET TOPK.QUERY TDIGEST.QUANTILE)
+	for p in 1 16; do
+		declare -A R=() C=()
+		for _ in $(seq "$RUNS"); do
+			start
+			redis-cli -p "$PORT" topk.reserve tk 50 2000 7 0.9 >/dev/null
+			redis-cli -p "$PORT" tdigest.create td >/dev/null
+			local a c i=0
+			for args in "SET key:__rand_int__ xxx" "TOPK.ADD tk __rand_int__" "TDIGEST.ADD td __rand_int__" \
+				"GET key:__rand_int__" "TOPK.QUERY tk __rand_int__" "TDIGEST.QUANTILE td 0.5"; do
+				# shellcheck disable=SC2086
+				read -r a c < <(rb_test "$p" $args)
+				R[${names[$i]}]+="$a "
+				C[${names[$i]}]+="$c "
+				i=$((i + 1))
+			done
+			stop
+		done
+		m() { printf '%s\n' $1 | median; }
+		row() {
+			awk -v p="$p" -v pair="$2 vs $1" -v br="$(m "${R[$1]}")" -v fr="$(m "${R[$2]}")" \
+				-v bc="$(m "${C[$1]}")" -v fc="$(m "${C[$2]}")" \
+				'BEGIN{printf "| %s | %s | %.0f | %.0f | %.2fx | %.2f | %.2f |\n", p, pair, br, fr, fr/br, bc, fc}'
+		}
+		row SET TOPK.ADD
+		row SET TDIGEST.ADD
+		row GET TOPK.QUERY
+		row GET TDIGEST.QUANTILE
+		unset R C
+	done
+	echo
+}
+
+memory() {
+	echo "### Sizes against RedisBloom's"
+	echo
+	echo "RedisBloom reports a top-k as 2088 + width*depth*8 + k*24 bytes and a t-digest as"
+	echo "8 + 16 * (6*compression + 10) bytes (TDIGEST.INFO \"Memory usage\")."
+	echo
+	echo "| value | RedisBloom bytes | TDIGEST.INFO Memory usage | Keel MEMORY USAGE |"
+	echo "|---|---:|---:|---:|"
+	start
+	for shape in "10 8 7" "50 2000 7" "100 10000 10"; do
+		read -r k w d <<<"$shape"
+		redis-cli -p "$PORT" topk.reserve "tk:$k" "$k" "$w" "$d" 0.9 >/dev/null
+		echo "| TOPK.RESERVE k=$k width=$w depth=$d | $((2088 + w * d * 8 + k * 24)) | - | $(redis-cli -p "$PORT" memory usage "tk:$k") |"
+	done
+	for comp in 100 500 1000; do
+		redis-cli -p "$PORT" tdigest.create "td:$comp" compression "$comp" >/dev/null
+		# shellcheck disable=SC2046
+		redis-cli -p "$PORT" tdigest.add "td:$comp" $(seq 1 1000) >/dev/null
+		local mu
+		mu=$(redis-cli -p "$PORT" tdigest.info "td:$comp" | awk 'f{print; exit} /Memory usage/{f=1}')
+		echo "| TDIGEST compression $comp, 1000 values | $((8 + 16 * (6 * comp + 10))) | $mu | $(redis-cli -p "$PORT" memory usage "td:$comp") |"
+	done
+	stop
+	echo
+}
+
+for part in $PARTS; do "$part"; done
