@@ -71,7 +71,7 @@ pub enum ValueType {
 }
 
 impl ValueType {
-    const ALL: [ValueType; 11] = [
+    const ALL: [ValueType; 13] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
