@@ -487,13 +487,13 @@ fn xtrim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         return Err(CmdError::Syntax);
     };
     let removed = s.trim(to, a.approx, a.limit);
-    let log = a.approx.then(|| exact_trim_argv(argv, &a, s));
     if removed > 0 {
+        if a.approx {
+            let v = exact_trim_argv(argv, &a, s);
+            ctx.rewrite(v);
+        }
         ctx.dirty(removed);
         ctx.notify(Class::STREAM, "xtrim", key);
-    }
-    if let Some(v) = log {
-        ctx.rewrite(v);
     }
     Ok(Frame::Integer(removed as i64))
 }
