@@ -263,12 +263,13 @@ fn xadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         .chunks_exact(2)
         .map(|p| (&p[0][..], &p[1][..]))
         .collect();
+    let logging = ctx.engine.logging();
     // One lookup: the stream found is changed in place, a new one is built
     // and stored only once its first entry is in.
     let table = ctx.table(key)?;
     let (id, trimmed, log) = match table.get_mut(key, now) {
         Some(e) => match &mut e.value {
-            Value::Stream(s) => add_entry(s, &a, argv, &fields, now, limits)?,
+            Value::Stream(s) => add_entry(s, &a, argv, &fields, now, limits, logging)?,
             _ => return Err(CmdError::WrongType),
         },
         None => {
@@ -276,7 +277,7 @@ fn xadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                 return Ok(Frame::Null);
             }
             let mut s = Box::<Stream>::default();
-            let added = add_entry(&mut s, &a, argv, &fields, now, limits)?;
+            let added = add_entry(&mut s, &a, argv, &fields, now, limits, logging)?;
             table.insert(key, Value::Stream(s), 0, now);
             added
         }
@@ -294,7 +295,7 @@ fn xadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
 
 /// XADD's work on the stream: choose the id, append, trim. Returns the id,
 /// the entries trimmed and, when the command must be logged otherwise than
-/// sent, what to log.
+/// sent, what to log (only while `logging`: nothing reads it otherwise).
 fn add_entry(
     s: &mut Stream,
     a: &TrimArgs,
@@ -302,6 +303,7 @@ fn add_entry(
     fields: &[(&[u8], &[u8])],
     now: u64,
     limits: keel_store::stream::NodeLimits,
+    logging: bool,
 ) -> Result<(StreamId, u64, Option<Vec<Bytes>>), CmdError> {
     if s.last_id() == StreamId::MAX {
         return Err(CmdError::err(
@@ -332,7 +334,7 @@ fn add_entry(
         ));
     };
     let mut log: Option<Vec<Bytes>> = None;
-    if a.id.is_none_or(|(_, seq_given)| !seq_given) {
+    if logging && a.id.is_none_or(|(_, seq_given)| !seq_given) {
         let mut v = argv.to_vec();
         v[a.fields_at - 1] = id_bulk(id);
         log = Some(v);
@@ -340,7 +342,7 @@ fn add_entry(
     let mut trimmed = 0;
     if let Some(to) = a.to {
         trimmed = s.trim(to, a.approx, a.limit);
-        if a.approx {
+        if logging && a.approx {
             let base = log.take().unwrap_or_else(|| argv.to_vec());
             log = Some(exact_trim_argv(&base, a, s));
         }
