@@ -17,6 +17,7 @@ use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
 use crate::set::SetTable;
 use crate::tdigest::TDigest;
 use crate::topk::TopK;
+use crate::stream::Stream;
 use crate::zset::ZSetIndex;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +51,8 @@ pub enum Value {
     TopK(Box<TopK>),
     /// A t-digest (the `TDIGEST.*` commands).
     TDigest(Box<TDigest>),
+    /// A stream (the `X*` commands).
+    Stream(Box<Stream>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -68,10 +71,11 @@ pub enum ValueType {
     Cms,
     TopK,
     TDigest,
+    Stream,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 13] = [
+    const ALL: [ValueType; 14] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
@@ -85,6 +89,7 @@ impl ValueType {
         ValueType::Cms,
         ValueType::TopK,
         ValueType::TDigest,
+        ValueType::Stream,
     ];
 
     pub fn name(self) -> &'static str {
@@ -107,6 +112,7 @@ impl ValueType {
             // RedisBloom's module type names.
             ValueType::TopK => "TopK-TYPE",
             ValueType::TDigest => "TDIS-TYPE",
+            ValueType::Stream => "stream",
         }
     }
 
@@ -183,6 +189,7 @@ impl Value {
             Value::Cms(_) => ValueType::Cms,
             Value::TopK(_) => ValueType::TopK,
             Value::TDigest(_) => ValueType::TDigest,
+            Value::Stream(_) => ValueType::Stream,
         }
     }
 
@@ -220,6 +227,7 @@ impl Value {
             | Value::Cms(_)
             | Value::TopK(_)
             | Value::TDigest(_) => "raw",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -255,6 +263,7 @@ impl Value {
             Value::Cms(c) => boxed(c.heap_bytes(), std::mem::size_of::<CountMinSketch>()),
             Value::TopK(t) => boxed(t.heap_bytes(), std::mem::size_of::<TopK>()),
             Value::TDigest(t) => boxed(t.heap_bytes(), std::mem::size_of::<TDigest>()),
+            Value::Stream(s) => boxed(s.heap_bytes(), std::mem::size_of::<Stream>()),
         }
     }
 }
@@ -276,7 +285,8 @@ mod tests {
                 Some(t)
             );
         }
-        assert_eq!(ValueType::from_name(b"stream"), None);
+        assert_eq!(ValueType::from_name(b"STREAM"), Some(ValueType::Stream));
+        assert_eq!(ValueType::from_name(b"streams"), None);
         assert_eq!(ValueType::from_name(b"mbbloom--"), Some(ValueType::Bloom));
     }
 

@@ -65,7 +65,7 @@ fn subcommand_ids(table: &CommandTable, id: usize) -> impl Iterator<Item = usize
 fn movable_keys(spec: &CommandSpec) -> bool {
     matches!(
         spec.keys,
-        Keys::NumKeys { .. } | Keys::BeforeOptions { .. } | Keys::Find(_)
+        Keys::NumKeys { .. } | Keys::BeforeOptions { .. } | Keys::Find(_) | Keys::Streams
     )
 }
 
@@ -272,7 +272,8 @@ fn key_specs(spec: &CommandSpec) -> Vec<Frame> {
         return specs.iter().map(redis_key_spec).collect();
     }
     match spec.keys {
-        Keys::None | Keys::Queued => Vec::new(),
+        // Only XREAD and XREADGROUP, whose specs are Redis's.
+        Keys::None | Keys::Queued | Keys::Streams => Vec::new(),
         Keys::Find(_) => vec![key_spec(key_flags(spec, false), 1, range_keys(0, 1))],
         Keys::BeforeOptions { first, .. } => vec![key_spec(
             key_flags(spec, false),

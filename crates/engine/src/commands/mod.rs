@@ -30,6 +30,7 @@ pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod tdigest;
 pub mod topk;
@@ -65,6 +66,7 @@ pub fn table() -> CommandTable {
         zsets::COMMANDS,
         geo::COMMANDS,
         sort::COMMANDS,
+        streams::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
         cuckoo::COMMANDS,

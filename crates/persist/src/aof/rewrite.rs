@@ -119,6 +119,7 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
             let payload = crate::rdb::dump_payload(value);
             encode_command(out, &[b"RESTORE".as_slice(), key, b"0", &payload]);
         }
+        Value::Stream(s) => stream_commands(out, key, s),
         Value::Index(index) => {
             encode_command(out, &[b"IDX.CREATE".as_slice(), key]);
             let mut argv: Vec<&[u8]> = Vec::new();
@@ -185,6 +186,118 @@ fn roaring_commands<B: RoaringSet>(
 }
 
 /// One command per `ITEMS_PER_COMMAND` items, each item one or two words.
+/// A stream as Redis's rewrite rebuilds it: XADD per entry (or, when it has
+/// none, `XADD key MAXLEN 0 0-1 x y` to create it), XSETID with its metadata, then
+/// each group with XGROUP CREATE ... ENTRIESREAD, its consumers with pending
+/// entries through XCLAIM ... FORCE JUSTID, the others with XGROUP
+/// CREATECONSUMER.
+fn stream_commands(out: &mut Vec<u8>, key: &[u8], s: &keel_store::stream::Stream) {
+    use keel_store::stream::StreamId;
+    let mut argv: Vec<Vec<u8>> = Vec::new();
+    let emit = |out: &mut Vec<u8>, argv: &[Vec<u8>]| {
+        let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+        encode_command(out, &refs);
+    };
+    let first = s.range(StreamId::MIN, StreamId::MAX).next().is_some();
+    if first {
+        for e in s.range(StreamId::MIN, StreamId::MAX) {
+            argv.clear();
+            argv.push(b"XADD".to_vec());
+            argv.push(key.to_vec());
+            argv.push(e.id.to_string().into_bytes());
+            for (f, v) in e.fields() {
+                argv.push(f.to_vec());
+                argv.push(v.to_vec());
+            }
+            emit(out, &argv);
+        }
+    } else {
+        // Redis creates an empty stream with a throwaway entry 0-1 trimmed at
+        // once; the XSETID below restores its real last id.
+        emit(
+            out,
+            &[
+                b"XADD".to_vec(),
+                key.to_vec(),
+                b"MAXLEN".to_vec(),
+                b"0".to_vec(),
+                b"0-1".to_vec(),
+                b"x".to_vec(),
+                b"y".to_vec(),
+            ],
+        );
+    }
+    emit(
+        out,
+        &[
+            b"XSETID".to_vec(),
+            key.to_vec(),
+            s.last_id().to_string().into_bytes(),
+            b"ENTRIESADDED".to_vec(),
+            s.entries_added().to_string().into_bytes(),
+            b"MAXDELETEDID".to_vec(),
+            s.max_deleted_id().to_string().into_bytes(),
+        ],
+    );
+    let Some(groups) = &s.groups else {
+        return;
+    };
+    for (name, g) in &groups.groups {
+        let read = g
+            .entries_read
+            .map_or_else(|| b"-1".to_vec(), |n| n.to_string().into_bytes());
+        emit(
+            out,
+            &[
+                b"XGROUP".to_vec(),
+                b"CREATE".to_vec(),
+                key.to_vec(),
+                name.clone(),
+                g.last_id.to_string().into_bytes(),
+                b"ENTRIESREAD".to_vec(),
+                read,
+            ],
+        );
+        // By consumer, as Redis walks them: pending entries claimed back,
+        // consumers without any created.
+        for (cname, c) in &g.consumers {
+            if c.pending.is_empty() {
+                emit(
+                    out,
+                    &[
+                        b"XGROUP".to_vec(),
+                        b"CREATECONSUMER".to_vec(),
+                        key.to_vec(),
+                        name.clone(),
+                        cname.clone(),
+                    ],
+                );
+                continue;
+            }
+            for id in &c.pending {
+                let Some(p) = g.pel.get(id) else { continue };
+                emit(
+                    out,
+                    &[
+                        b"XCLAIM".to_vec(),
+                        key.to_vec(),
+                        name.clone(),
+                        cname.clone(),
+                        b"0".to_vec(),
+                        id.to_string().into_bytes(),
+                        b"TIME".to_vec(),
+                        p.delivery_time.to_string().into_bytes(),
+                        b"RETRYCOUNT".to_vec(),
+                        p.delivery_count.to_string().into_bytes(),
+                        b"JUSTID".to_vec(),
+                        b"FORCE".to_vec(),
+                    ],
+                );
+            }
+        }
+    }
+}
+
 fn batched<'a>(
     out: &mut Vec<u8>,
     cmd: &'static [u8],
@@ -220,6 +333,63 @@ fn score_text(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The commands Redis 7.0's rewrite writes for the same stream (checked
+    /// against its BGREWRITEAOF with `aof-use-rdb-preamble no`).
+    #[test]
+    fn a_stream_with_groups_is_rebuilt_as_redis_does() {
+        use keel_store::stream::{Consumer, Group, Groups, NodeLimits, Pending, Stream, StreamId};
+        let mut s = Stream::new();
+        s.append(StreamId::new(1, 1), &[(b"f", b"v")], NodeLimits::default());
+        s.append(StreamId::new(2, 0), &[(b"f", b"v")], NodeLimits::default());
+        let mut g = Group {
+            last_id: StreamId::new(2, 0),
+            entries_read: Some(2),
+            ..Group::default()
+        };
+        let mut alice = Consumer::default();
+        for id in [StreamId::new(1, 1), StreamId::new(2, 0)] {
+            g.pel.insert(
+                id,
+                Pending {
+                    consumer: b"alice".to_vec(),
+                    delivery_time: 1795552288960,
+                    delivery_count: 1,
+                },
+            );
+            alice.pending.insert(id);
+        }
+        g.consumers.insert(b"alice".to_vec(), alice);
+        g.consumers.insert(b"bob".to_vec(), Consumer::default());
+        let h = Group {
+            last_id: StreamId::new(2, 0),
+            ..Group::default()
+        };
+        let mut groups = Groups::default();
+        groups.groups.insert(b"g".to_vec(), g);
+        groups.groups.insert(b"h".to_vec(), h);
+        s.groups = Some(Box::new(groups));
+        let mut out = Vec::new();
+        commands_for(&mut out, b"s", &Value::Stream(Box::new(s)), None);
+        let mut want = Vec::new();
+        for line in [
+            "XADD s 1-1 f v",
+            "XADD s 2-0 f v",
+            "XSETID s 2-0 ENTRIESADDED 2 MAXDELETEDID 0-0",
+            "XGROUP CREATE s g 2-0 ENTRIESREAD 2",
+            "XCLAIM s g alice 0 1-1 TIME 1795552288960 RETRYCOUNT 1 JUSTID FORCE",
+            "XCLAIM s g alice 0 2-0 TIME 1795552288960 RETRYCOUNT 1 JUSTID FORCE",
+            "XGROUP CREATECONSUMER s g bob",
+            "XGROUP CREATE s h 2-0 ENTRIESREAD -1",
+        ] {
+            let argv: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+            encode_command(&mut want, &argv);
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+    }
 
     #[test]
     fn libraries_become_function_load_commands() {

@@ -10,6 +10,7 @@ mod module;
 mod read;
 mod sketch;
 mod topk_tdigest;
+mod stream;
 mod write;
 
 pub use convert::{to_store_value, ConvertError};
@@ -50,6 +51,8 @@ pub enum RdbValue {
         id: u64,
         raw: Vec<u8>,
     },
+    /// A stream (RDB types 15, 19 and 21), already checked and built.
+    Stream(Box<keel_store::stream::Stream>),
 }
 
 /// One key of a snapshot.

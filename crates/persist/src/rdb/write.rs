@@ -265,6 +265,7 @@ pub(crate) fn type_byte(v: &Value) -> u8 {
         | Value::Cms(_)
         | Value::TopK(_)
         | Value::TDigest(_) => T_MODULE_2,
+        Value::Stream(_) => super::stream::T_STREAM_LISTPACKS_2,
     }
 }
 
@@ -388,6 +389,7 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
         Value::Cms(cms) => super::sketch::put_cms(out, cms, compress),
         Value::TopK(t) => super::topk_tdigest::put_topk(out, t, compress),
         Value::TDigest(t) => super::topk_tdigest::put_tdigest(out, t),
+        Value::Stream(s) => super::stream::put_stream(out, s, compress),
     }
 }
 
