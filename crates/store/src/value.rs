@@ -13,6 +13,7 @@ use crate::list::ListDeque;
 use crate::packed::Packed;
 use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
 use crate::set::SetTable;
+use crate::stream::Stream;
 use crate::zset::ZSetIndex;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +39,8 @@ pub enum Value {
     Roaring64(Box<Bitmap64>),
     /// A bitmap index (the `IDX.*` commands).
     Index(Box<BitmapIndex>),
+    /// A stream (the `X*` commands).
+    Stream(Box<Stream>),
 }
 
 /// The type names TYPE and SCAN ... TYPE use.
@@ -52,10 +55,11 @@ pub enum ValueType {
     Roaring,
     Roaring64,
     Index,
+    Stream,
 }
 
 impl ValueType {
-    const ALL: [ValueType; 9] = [
+    const ALL: [ValueType; 10] = [
         ValueType::String,
         ValueType::Hash,
         ValueType::Set,
@@ -65,6 +69,7 @@ impl ValueType {
         ValueType::Roaring,
         ValueType::Roaring64,
         ValueType::Index,
+        ValueType::Stream,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +86,7 @@ impl ValueType {
             ValueType::Roaring64 => "roaring64",
             // The bitmap index's module type name (nine characters, as module names are).
             ValueType::Index => "keelindex",
+            ValueType::Stream => "stream",
         }
     }
 
@@ -153,6 +159,7 @@ impl Value {
             Value::Roaring(_) => ValueType::Roaring,
             Value::Roaring64(_) => ValueType::Roaring64,
             Value::Index(_) => ValueType::Index,
+            Value::Stream(_) => ValueType::Stream,
         }
     }
 
@@ -183,6 +190,7 @@ impl Value {
             Value::ZSet(_) => "skiplist",
             // Redis reports every module value as a raw object.
             Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) | Value::Index(_) => "raw",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -214,6 +222,7 @@ impl Value {
             Value::Roaring(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap32>()),
             Value::Roaring64(b) => boxed(b.stats().heap_bytes(), std::mem::size_of::<Bitmap64>()),
             Value::Index(i) => boxed(i.heap_bytes(), std::mem::size_of::<BitmapIndex>()),
+            Value::Stream(s) => boxed(s.heap_bytes(), std::mem::size_of::<Stream>()),
         }
     }
 }
@@ -235,7 +244,8 @@ mod tests {
                 Some(t)
             );
         }
-        assert_eq!(ValueType::from_name(b"stream"), None);
+        assert_eq!(ValueType::from_name(b"STREAM"), Some(ValueType::Stream));
+        assert_eq!(ValueType::from_name(b"streams"), None);
         assert_eq!(ValueType::from_name(b"mbbloom--"), Some(ValueType::Bloom));
     }
 

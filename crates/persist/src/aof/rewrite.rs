@@ -96,6 +96,7 @@ pub fn commands_for(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at_ms: 
                 iter = next;
             }
         }
+        Value::Stream(s) => stream_commands(out, key, s),
         Value::Index(index) => {
             encode_command(out, &[b"IDX.CREATE".as_slice(), key]);
             let mut argv: Vec<&[u8]> = Vec::new();
@@ -158,6 +159,118 @@ fn roaring_commands<B: RoaringSet>(
 }
 
 /// One command per `ITEMS_PER_COMMAND` items, each item one or two words.
+/// A stream as Redis's rewrite rebuilds it: XADD per entry (or, when it has
+/// none, an XADD with MAXLEN 0 to create it), XSETID with its metadata, then
+/// each group with XGROUP CREATE ... ENTRIESREAD, its consumers with pending
+/// entries through XCLAIM ... FORCE JUSTID, the others with XGROUP
+/// CREATECONSUMER.
+fn stream_commands(out: &mut Vec<u8>, key: &[u8], s: &keel_store::stream::Stream) {
+    use keel_store::stream::StreamId;
+    let mut argv: Vec<Vec<u8>> = Vec::new();
+    let emit = |out: &mut Vec<u8>, argv: &[Vec<u8>]| {
+        let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+        encode_command(out, &refs);
+    };
+    let first = s.range(StreamId::MIN, StreamId::MAX).next().is_some();
+    if first {
+        for e in s.range(StreamId::MIN, StreamId::MAX) {
+            argv.clear();
+            argv.push(b"XADD".to_vec());
+            argv.push(key.to_vec());
+            argv.push(e.id.to_string().into_bytes());
+            for (f, v) in e.fields() {
+                argv.push(f.to_vec());
+                argv.push(v.to_vec());
+            }
+            emit(out, &argv);
+        }
+    } else {
+        // Redis creates an empty stream with a throwaway entry trimmed at once.
+        let last = s.last_id().to_string();
+        emit(
+            out,
+            &[
+                b"XADD".to_vec(),
+                key.to_vec(),
+                b"MAXLEN".to_vec(),
+                b"0".to_vec(),
+                last.into_bytes(),
+                b"x".to_vec(),
+                b"y".to_vec(),
+            ],
+        );
+    }
+    emit(
+        out,
+        &[
+            b"XSETID".to_vec(),
+            key.to_vec(),
+            s.last_id().to_string().into_bytes(),
+            b"ENTRIESADDED".to_vec(),
+            s.entries_added().to_string().into_bytes(),
+            b"MAXDELETEDID".to_vec(),
+            s.max_deleted_id().to_string().into_bytes(),
+        ],
+    );
+    let Some(groups) = &s.groups else {
+        return;
+    };
+    for (name, g) in &groups.groups {
+        let read = g
+            .entries_read
+            .map_or_else(|| b"-1".to_vec(), |n| n.to_string().into_bytes());
+        emit(
+            out,
+            &[
+                b"XGROUP".to_vec(),
+                b"CREATE".to_vec(),
+                key.to_vec(),
+                name.clone(),
+                g.last_id.to_string().into_bytes(),
+                b"ENTRIESREAD".to_vec(),
+                read,
+            ],
+        );
+        // By consumer, as Redis walks them: pending entries claimed back,
+        // consumers without any created.
+        for (cname, c) in &g.consumers {
+            if c.pending.is_empty() {
+                emit(
+                    out,
+                    &[
+                        b"XGROUP".to_vec(),
+                        b"CREATECONSUMER".to_vec(),
+                        key.to_vec(),
+                        name.clone(),
+                        cname.clone(),
+                    ],
+                );
+                continue;
+            }
+            for id in &c.pending {
+                let Some(p) = g.pel.get(id) else { continue };
+                emit(
+                    out,
+                    &[
+                        b"XCLAIM".to_vec(),
+                        key.to_vec(),
+                        name.clone(),
+                        cname.clone(),
+                        b"0".to_vec(),
+                        id.to_string().into_bytes(),
+                        b"TIME".to_vec(),
+                        p.delivery_time.to_string().into_bytes(),
+                        b"RETRYCOUNT".to_vec(),
+                        p.delivery_count.to_string().into_bytes(),
+                        b"JUSTID".to_vec(),
+                        b"FORCE".to_vec(),
+                    ],
+                );
+            }
+        }
+    }
+}
+
 fn batched<'a>(
     out: &mut Vec<u8>,
     cmd: &'static [u8],

@@ -8,6 +8,7 @@ mod function;
 mod index;
 mod module;
 mod read;
+mod stream;
 mod write;
 
 pub use convert::{to_store_value, ConvertError};

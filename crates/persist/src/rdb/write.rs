@@ -258,6 +258,7 @@ pub(crate) fn type_byte(v: &Value) -> u8 {
         Value::ZSetPacked(_) => T_ZSET_LISTPACK,
         Value::ZSet(_) => T_ZSET_2,
         Value::Bloom(_) | Value::Roaring(_) | Value::Roaring64(_) | Value::Index(_) => T_MODULE_2,
+        Value::Stream(_) => super::stream::T_STREAM_LISTPACKS_2,
     }
 }
 
@@ -377,6 +378,7 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, compress: bool, list_size:
         Value::Roaring(b) => put_roaring(out, ROARING_TYPE_NAME, &roaring::save32(b), compress),
         Value::Roaring64(b) => put_roaring(out, ROARING64_TYPE_NAME, &roaring::save64(b), compress),
         Value::Index(index) => super::index::put_index(out, index, compress),
+        Value::Stream(s) => super::stream::put_stream(out, s, compress),
     }
 }
 

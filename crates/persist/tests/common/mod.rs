@@ -79,6 +79,21 @@ pub fn listed(v: &Value) -> Json {
             panic!("no Roaring bitmaps here")
         }
         keel_store::ValueType::Index => panic!("no bitmap indexes here"),
+        keel_store::ValueType::Stream => {
+            let Value::Stream(s) = v else {
+                panic!("stream")
+            };
+            use keel_store::stream::StreamId;
+            Json::Array(
+                s.range(StreamId::MIN, StreamId::MAX)
+                    .map(|e| {
+                        let mut item = vec![Json::String(e.id.to_string())];
+                        item.extend(e.fields().flat_map(|(f, x)| [h(f), h(x)]));
+                        Json::Array(item)
+                    })
+                    .collect(),
+            )
+        }
     }
 }
 
