@@ -274,7 +274,9 @@ impl Group {
             return false;
         }
         match self.entries_read {
-            Some(n) if !stream.has_tombstones_from(id) => self.entries_read = Some(n + 1),
+            Some(n) if !stream.has_tombstones_from(id) => {
+                self.entries_read = Some(n.saturating_add(1))
+            }
             _ if stream.entries_added > 0 => self.entries_read = stream.entries_up_to(id),
             _ => {}
         }
@@ -531,19 +533,20 @@ impl Group {
     }
 
     /// XINFO GROUPS' `lag`: entries added to the stream that the group has
-    /// not read yet, where that can be told; `None` otherwise.
-    pub fn lag(&self, stream: &StreamCounters) -> Option<u64> {
+    /// not read yet, where that can be told; `None` otherwise. Negative when
+    /// XGROUP SETID claimed more reads than there were entries, as in Redis.
+    pub fn lag(&self, stream: &StreamCounters) -> Option<i64> {
+        let added = i64::try_from(stream.entries_added).unwrap_or(i64::MAX);
+        let lag = |read: u64| added.wrapping_sub(i64::try_from(read).unwrap_or(i64::MAX));
         if stream.entries_added == 0 {
             return Some(0);
         }
         if let Some(read) = self.entries_read {
             if !stream.has_tombstones_from(self.last_id) {
-                return Some(stream.entries_added.saturating_sub(read));
+                return Some(lag(read));
             }
         }
-        stream
-            .entries_up_to(self.last_id)
-            .map(|read| stream.entries_added.saturating_sub(read))
+        stream.entries_up_to(self.last_id).map(lag)
     }
 
     /// Whether the PEL and the consumers' sets agree: every PEL entry is in
@@ -721,6 +724,8 @@ mod tests {
         };
         let mut g = Group::new(StreamId::MIN, None);
         assert_eq!(g.lag(&s), Some(3));
+        // SETID may claim more reads than entries: the lag goes negative.
+        assert_eq!(Group::new(id(1), Some(7)).lag(&s), Some(-4));
         g.advance(id(1), &s);
         assert_eq!(g.entries_read, Some(1));
         g.advance(id(2), &s);
