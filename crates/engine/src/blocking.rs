@@ -145,6 +145,9 @@ pub(crate) enum Outcome {
     WrongType,
     /// Served: the reply goes to this waiter.
     Claimed(Waiter),
+    /// A reader that takes nothing (XREAD) found nothing newer than it
+    /// waits for: it stays queued, and later waiters may still be served.
+    Unread,
 }
 
 /// Set on the stand-in session that re-runs a waiter's command.
@@ -663,6 +666,37 @@ impl Ctx<'_> {
         keys: &[Bytes],
         timeout: Option<Duration>,
         no_block_reply: Frame,
+        attempt: impl FnMut(&mut Ctx<'_>) -> Result<Option<Frame>, CmdError>,
+    ) -> Result<Frame, CmdError> {
+        self.block_or_attempt(argv, keys, timeout, no_block_reply, true, attempt)
+    }
+
+    /// [`Ctx::block_or_run`] for commands that read without taking (XREAD,
+    /// and XREADGROUP, whose read of one group leaves other groups' waiters
+    /// something to read): `attempt` finding nothing while a write serves
+    /// the key leaves the client waiting without stopping the waiters
+    /// queued after it, and a new reader never queues behind others, since
+    /// it takes nothing from them. `argv` is what is re-run to serve the
+    /// client: a command whose arguments depend on the moment it blocked
+    /// (XREAD's `$`) passes them resolved (the stream's last id then).
+    pub fn block_or_read(
+        &mut self,
+        argv: &[Bytes],
+        keys: &[Bytes],
+        timeout: Option<Duration>,
+        no_block_reply: Frame,
+        attempt: impl FnMut(&mut Ctx<'_>) -> Result<Option<Frame>, CmdError>,
+    ) -> Result<Frame, CmdError> {
+        self.block_or_attempt(argv, keys, timeout, no_block_reply, false, attempt)
+    }
+
+    fn block_or_attempt(
+        &mut self,
+        argv: &[Bytes],
+        keys: &[Bytes],
+        timeout: Option<Duration>,
+        no_block_reply: Frame,
+        takes: bool,
         mut attempt: impl FnMut(&mut Ctx<'_>) -> Result<Option<Frame>, CmdError>,
     ) -> Result<Frame, CmdError> {
         let engine = self.engine;
@@ -672,6 +706,7 @@ impl Ctx<'_> {
             } else {
                 match attempt(self) {
                     Ok(Some(reply)) => (claimed(engine, id), Ok(reply)),
+                    Ok(None) if !takes => (Outcome::Unread, Ok(Frame::Null)),
                     Ok(None) => (Outcome::Empty, Ok(Frame::Null)),
                     Err(CmdError::WrongType) => (Outcome::WrongType, Ok(Frame::Null)),
                     Err(e) => (claimed(engine, id), Err(e)),
@@ -682,7 +717,7 @@ impl Ctx<'_> {
             }
             return result;
         }
-        if self.may_block() && engine.blocking.any() {
+        if takes && self.may_block() && engine.blocking.any() {
             // Clients already waiting on a key with data come first (they are
             // being served right now by the thread that wrote it): queue
             // behind them and have this command's thread serve the key too.
@@ -750,7 +785,7 @@ fn settle(stand_in: &mut Session, reply: Frame) -> bool {
             w.slot.complete(reply);
             true
         }
-        Some(Outcome::Gone | Outcome::WrongType) => true,
+        Some(Outcome::Gone | Outcome::WrongType | Outcome::Unread) => true,
         // The key is empty: later waiters would find it empty too.
         Some(Outcome::Empty | Outcome::Pending) | None => false,
     }

@@ -90,7 +90,6 @@ const REPLICATION: &str = "replication";
 const TLS: &str = "TLS";
 const CLUSTER: &str = "cluster";
 const DEFRAG: &str = "active defragmentation";
-const STREAMS: &str = "streams";
 const HLL: &str = "HyperLogLog";
 const UNIX_SOCKET: &str = "Unix socket listeners";
 const MODULES: &str = "modules";
@@ -410,8 +409,8 @@ pub static DIRECTIVES: &[Directive] = &[
     d("notify-keyspace-events", "", Kind::Special, true),
     // Scripting, data types and caching not built yet.
     d("busy-reply-threshold", "5000", int(0, I64), true),
-    later(STREAMS, "stream-node-max-bytes", "4096", mem(0), true),
-    later(STREAMS, "stream-node-max-entries", "100", int(0, I64), true),
+    d("stream-node-max-bytes", "4096", mem(0), true),
+    d("stream-node-max-entries", "100", int(0, I64), true),
     later(HLL, "hll-sparse-max-bytes", "3000", mem(0), true),
     d("tracking-table-max-keys", "1000000", int(0, I64), true),
     later(
@@ -1010,6 +1009,9 @@ pub struct Config {
     query_buffer_limit: AtomicI64,
     idle_timeout_s: AtomicI64,
     compact: RwLock<keel_store::CompactLimits>,
+    /// `stream-node-max-bytes` and `stream-node-max-entries`.
+    stream_node_bytes: AtomicI64,
+    stream_node_entries: AtomicI64,
     /// Operator settings read on every command (slow log, latency monitor).
     pub ops: OpsHot,
     /// `client-output-buffer-limit`, shared with every client's handle.
@@ -1032,6 +1034,8 @@ impl Default for Config {
             query_buffer_limit: AtomicI64::new(0),
             idle_timeout_s: AtomicI64::new(0),
             compact: RwLock::new(keel_store::CompactLimits::default()),
+            stream_node_bytes: AtomicI64::new(4096),
+            stream_node_entries: AtomicI64::new(100),
             acl_users: parking_lot::Mutex::new(Vec::new()),
             ops: OpsHot::default(),
             output_limits: Default::default(),
@@ -1135,6 +1139,10 @@ impl Config {
         self.query_buffer_limit
             .store(self.get_i64("client-query-buffer-limit"), Ordering::Relaxed);
         self.refresh_ops();
+        self.stream_node_bytes
+            .store(self.get_i64("stream-node-max-bytes"), Ordering::Relaxed);
+        self.stream_node_entries
+            .store(self.get_i64("stream-node-max-entries"), Ordering::Relaxed);
         self.output_limits
             .set_from(&self.get("client-output-buffer-limit"));
         let size = |name: &str| usize::try_from(self.get_i64(name)).unwrap_or(usize::MAX);
@@ -1152,6 +1160,15 @@ impl Config {
             zset_value: value("zset-max-listpack-value"),
             list_size: self.get_i64("list-max-listpack-size"),
         };
+    }
+
+    /// When a stream's block is full (`stream-node-max-*`).
+    pub fn stream_limits(&self) -> keel_store::stream::NodeLimits {
+        let get = |a: &AtomicI64| u64::try_from(a.load(Ordering::Relaxed)).unwrap_or(0);
+        keel_store::stream::NodeLimits {
+            max_bytes: get(&self.stream_node_bytes),
+            max_entries: get(&self.stream_node_entries),
+        }
     }
 
     /// The compact-encoding thresholds, as one copy.

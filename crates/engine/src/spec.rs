@@ -106,6 +106,7 @@ pub enum Group {
     Roaring64,
     /// The `IDX.*` commands (Keel's bitmap index).
     Index,
+    Stream,
     Scripting,
     Pubsub,
 }
@@ -127,6 +128,7 @@ impl Group {
             Group::Roaring => "roaring",
             Group::Roaring64 => "roaring64",
             Group::Index => "index",
+            Group::Stream => "stream",
             Group::Scripting => "scripting",
             Group::Pubsub => "pubsub",
         }
@@ -149,6 +151,7 @@ impl Group {
             Group::Roaring => "@roaring",
             Group::Roaring64 => "@roaring64",
             Group::Index => "@index",
+            Group::Stream => "@stream",
             Group::Scripting => "@scripting",
             Group::Pubsub => "@pubsub",
         }
@@ -179,6 +182,11 @@ pub enum Keys {
         first: i32,
         options: &'static [(&'static str, u8)],
     },
+    /// XREAD's and XREADGROUP's keys: the first half of the arguments after
+    /// the `STREAMS` keyword, found past the options (`BLOCK n`, `COUNT n`,
+    /// `GROUP g c`, `NOACK`) as Redis's key extraction finds it; none when
+    /// the line is malformed (the handler reports the error).
+    Streams,
     /// The keys of the commands queued by MULTI (EXEC).
     Queued,
 }
@@ -199,7 +207,7 @@ impl Keys {
     /// The (first, last, step) triple COMMAND INFO reports.
     pub fn legacy_triple(self) -> (i64, i64, i64) {
         match self {
-            Keys::None | Keys::Queued => (0, 0, 0),
+            Keys::None | Keys::Queued | Keys::Streams => (0, 0, 0),
             Keys::Range { first, last, step } => (first.into(), last.into(), step.into()),
             Keys::BeforeOptions { first, .. } => (first.into(), -1, 1),
             Keys::NumKeys { extra, numkeys } => {
@@ -218,6 +226,30 @@ impl Keys {
         let argc = argv.len() as i64;
         match self {
             Keys::None | Keys::Queued => {}
+            Keys::Streams => {
+                let mut i = 1;
+                let mut at = None;
+                while i < argv.len() {
+                    let a = &argv[i];
+                    if a.eq_ignore_ascii_case(b"BLOCK") || a.eq_ignore_ascii_case(b"COUNT") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"GROUP") {
+                        i += 2;
+                    } else if a.eq_ignore_ascii_case(b"STREAMS") {
+                        at = Some(i);
+                        break;
+                    } else if !a.eq_ignore_ascii_case(b"NOACK") {
+                        break;
+                    }
+                    i += 1;
+                }
+                let Some(at) = at else { return };
+                let n = argv.len() - at - 1;
+                if n == 0 || !n.is_multiple_of(2) {
+                    return;
+                }
+                out.extend(at + 1..at + 1 + n / 2);
+            }
             Keys::Range { first, last, step } => {
                 let first = i64::from(first);
                 let last = if last < 0 {

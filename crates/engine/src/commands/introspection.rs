@@ -63,7 +63,10 @@ fn subcommand_ids(table: &CommandTable, id: usize) -> impl Iterator<Item = usize
 
 /// Whether the command's key positions depend on its arguments.
 fn movable_keys(spec: &CommandSpec) -> bool {
-    matches!(spec.keys, Keys::NumKeys { .. } | Keys::BeforeOptions { .. })
+    matches!(
+        spec.keys,
+        Keys::NumKeys { .. } | Keys::BeforeOptions { .. } | Keys::Streams
+    )
 }
 
 fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
@@ -269,7 +272,8 @@ fn key_specs(spec: &CommandSpec) -> Vec<Frame> {
         return specs.iter().map(redis_key_spec).collect();
     }
     match spec.keys {
-        Keys::None | Keys::Queued => Vec::new(),
+        // Only XREAD and XREADGROUP, whose specs are Redis's.
+        Keys::None | Keys::Queued | Keys::Streams => Vec::new(),
         Keys::BeforeOptions { first, .. } => vec![key_spec(
             key_flags(spec, false),
             first.into(),

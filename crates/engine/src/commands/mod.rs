@@ -25,6 +25,7 @@ pub mod roaring;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -55,6 +56,7 @@ pub fn table() -> CommandTable {
         sets::COMMANDS,
         lists::COMMANDS,
         zsets::COMMANDS,
+        streams::COMMANDS,
         blocking::COMMANDS,
         bloom::COMMANDS,
         roaring::COMMANDS,

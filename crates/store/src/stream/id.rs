@@ -93,6 +93,92 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
     })
 }
 
+/// How Redis's stream commands read an id (`streamParseID`): `ms-seq`, or a
+/// bare `ms` whose sequence is `missing_seq`; split at the first `-`, each
+/// number read the way Redis's `string2ull` does (a canonical integer, or
+/// else C's `strtoull`: leading blanks and a sign allowed, the whole text
+/// consumed, a `-` sign wrapping); at most 127 bytes. With `star_seq`,
+/// `ms-*` reads as `ms` with no sequence given. Returns the id and whether
+/// its sequence was given. The forms `-`, `+`, `$`, `>` and `(` belong to
+/// the commands.
+pub fn parse_redis(s: &[u8], missing_seq: u64, star_seq: bool) -> Option<(StreamId, bool)> {
+    if s.len() > 127 {
+        return None;
+    }
+    // The text is a C string there: it ends at a NUL.
+    let s = s.split(|&b| b == 0).next().unwrap_or(s);
+    let (ms, seq) = match s.iter().position(|&b| b == b'-') {
+        None => (s, None),
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+    };
+    let ms = string2ull(ms)?;
+    match seq {
+        None => Some((
+            StreamId {
+                ms,
+                seq: missing_seq,
+            },
+            true,
+        )),
+        Some(b"*") if star_seq => Some((StreamId { ms, seq: 0 }, false)),
+        Some(seq) => Some((
+            StreamId {
+                ms,
+                seq: string2ull(seq)?,
+            },
+            true,
+        )),
+    }
+}
+
+/// Redis's `string2ull`: a canonical signed integer (refused when negative),
+/// else what `strtoull` accepts in full.
+fn string2ull(s: &[u8]) -> Option<u64> {
+    if let Some(n) = canonical_i64(s) {
+        return u64::try_from(n).ok();
+    }
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits = &s[i..];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits.iter().try_fold(0u64, |n, &b| {
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    })?;
+    Some(if neg { n.wrapping_neg() } else { n })
+}
+
+/// Redis's `string2ll`: an optional `-`, then digits without a leading zero
+/// (or a lone `0`), within 64 bits.
+fn canonical_i64(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits[0] == b'0' && (digits.len() > 1 || neg) {
+        return None;
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    text.parse::<i64>().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +224,29 @@ mod tests {
         let id = StreamId::new(0x0102, 7);
         assert_eq!(StreamId::from_be_bytes(id.to_be_bytes()), id);
         assert_eq!(id.to_string(), "258-7");
+    }
+
+    #[test]
+    fn parses_as_redis_does() {
+        let p = |s: &str| parse_redis(s.as_bytes(), 0, true);
+        assert_eq!(p("5"), Some((StreamId::new(5, 0), true)));
+        assert_eq!(p("05-01"), Some((StreamId::new(5, 1), true)));
+        assert_eq!(p(" 5"), Some((StreamId::new(5, 0), true)));
+        assert_eq!(p("+5"), Some((StreamId::new(5, 0), true)));
+        assert_eq!(p("5-*"), Some((StreamId::new(5, 0), false)));
+        assert_eq!(parse_redis(b"5-*", 0, false), None);
+        for bad in [
+            "-5",
+            "5-",
+            "",
+            "1-2-3",
+            "a",
+            "5-*-",
+            "18446744073709551616",
+            "-",
+        ] {
+            assert_eq!(p(bad), None, "{bad}");
+        }
+        assert_eq!(p(&"1".repeat(128)), None);
     }
 }
