@@ -28,6 +28,7 @@ pub mod sets;
 pub mod streams;
 pub mod strings;
 pub mod transactions;
+pub mod xgroups;
 pub mod zsets;
 
 /// The handler of a command that only groups subcommands (CLIENT, CONFIG,
@@ -66,6 +67,7 @@ pub fn table() -> CommandTable {
         persistence::COMMANDS,
         scripting::COMMANDS,
         pubsub::COMMANDS,
+        xgroups::COMMANDS,
     ])
 }
 
