@@ -247,13 +247,14 @@ pub(crate) const XGROUP: CommandSpec = CommandSpec {
     summary: "A container for consumer groups commands.",
     since: "5.0.0",
     complexity: "Depends on subcommand.",
+    // In the order Redis lists them.
     subcommands: &[
         &XGROUP_CREATE,
-        &XGROUP_SETID,
         &XGROUP_DESTROY,
+        &XGROUP_HELP,
+        &XGROUP_SETID,
         &XGROUP_CREATECONSUMER,
         &XGROUP_DELCONSUMER,
-        &XGROUP_HELP,
     ],
     run: super::container,
 };
@@ -1189,7 +1190,8 @@ pub(crate) const XINFO: CommandSpec = CommandSpec {
     summary: "A container for stream introspection commands.",
     since: "5.0.0",
     complexity: "Depends on subcommand.",
-    subcommands: &[&XINFO_CONSUMERS, &XINFO_GROUPS, &XINFO_STREAM, &XINFO_HELP],
+    // In the order Redis lists them.
+    subcommands: &[&XINFO_HELP, &XINFO_CONSUMERS, &XINFO_STREAM, &XINFO_GROUPS],
     run: super::container,
 };
 
