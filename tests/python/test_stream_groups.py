@@ -728,3 +728,14 @@ def test_group_commands_leave_watch_alone(server, x):
     with pytest.raises(redis.WatchError):
         p.execute()
     other.close()
+
+
+def test_xreadgroup_with_only_deleted_entries_past_the_group(x):
+    fill(x, n=2)
+    cmd(x, "XGROUP", "CREATE", "s", "g", "$")
+    cmd(x, "XADD", "s", "3-0", "f", "v3")
+    cmd(x, "XDEL", "s", "3-0")
+    assert cmd(x, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">") is None
+    assert cmd(x, "XINFO", "CONSUMERS", "s", "g") == []
+    cmd(x, "XADD", "s", "4-0", "f", "v4")
+    assert cmd(x, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">") == [["s", [entry(4)]]]

@@ -209,27 +209,55 @@ fn unwatched(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// The effects of one command, built only when something logs them (the
+/// AOF, replicas); counted either way.
+struct Effects {
+    logging: bool,
+    changes: u64,
+    list: Vec<Vec<Bytes>>,
+}
+
+impl Effects {
+    fn new(ctx: &Ctx<'_>) -> Effects {
+        Effects {
+            logging: ctx.engine.logging(),
+            changes: 0,
+            list: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, effect: impl FnOnce() -> Vec<Bytes>) {
+        self.changes += 1;
+        if self.logging {
+            self.list.push(effect());
+        }
+    }
+}
+
 /// Log `effects` as this command's effect: nothing when there are none
 /// (the command then changed nothing worth logging), one as it is, several
 /// inside MULTI/EXEC as Redis wraps them (unless already inside a
 /// transaction or script).
-fn emit(ctx: &mut Ctx<'_>, mut effects: Vec<Vec<Bytes>>) {
-    if effects.is_empty() {
+fn emit(ctx: &mut Ctx<'_>, effects: Effects) {
+    if effects.changes == 0 {
         return;
     }
-    ctx.dirty(effects.len() as u64);
+    ctx.dirty(effects.changes);
     unwatched(ctx);
+    let mut list = effects.list;
     let db = ctx.db();
-    if effects.len() > 1 && ctx.nested == 0 {
+    if list.len() > 1 && ctx.nested == 0 {
         ctx.log_effect(db, vec![Bytes::from_static(b"MULTI")]);
-        for e in effects {
+        for e in list {
             ctx.log_effect(db, e);
         }
         ctx.rewrite(vec![Bytes::from_static(b"EXEC")]);
         return;
     }
-    let last = effects.pop().unwrap_or_default();
-    for e in effects {
+    let Some(last) = list.pop() else {
+        return;
+    };
+    for e in list {
         ctx.log_effect(db, e);
     }
     ctx.rewrite(last);
@@ -687,7 +715,7 @@ fn read_groups(ctx: &mut Ctx<'_>, req: &ReadGroup<'_>) -> Result<Option<Frame>, 
     };
     let now = now_i64(ctx);
     let mut served: Vec<(Frame, Frame)> = Vec::new();
-    let mut effects = Vec::new();
+    let mut effects = Effects::new(ctx);
     let mut created_any = Vec::new();
     for (key, from) in req.keys.iter().zip(from) {
         let Some(s) = stream_mut(ctx, key)? else {
@@ -777,14 +805,11 @@ fn read_new(
     req: &ReadGroup<'_>,
     count: usize,
     now: i64,
-    effects: &mut Vec<Vec<Bytes>>,
+    effects: &mut Effects,
 ) -> Option<(Vec<Frame>, bool)> {
     let last = group_of(s, req.group)?.last_id;
-    let newest = s
-        .rev_range(StreamId::MIN, StreamId::MAX)
-        .next()
-        .map(|e| e.id)?;
-    if newest <= last {
+    // Nothing was added past the group (the common case for a waiting reader).
+    if s.last_id() <= last {
         return None;
     }
     let start = last.next()?;
@@ -797,11 +822,15 @@ fn read_new(
             break;
         }
     }
+    // Entries past the group were all deleted: as in Redis, nothing to serve.
+    if ids.is_empty() {
+        return None;
+    }
     let c = counters(s);
     let g = group_of(s, req.group)?;
     let created = g.touch_consumer(req.consumer, now);
     if created && req.noack {
-        effects.push(createconsumer_effect(key, req.group, req.consumer));
+        effects.push(|| createconsumer_effect(key, req.group, req.consumer));
     }
     let mut propagate_last_id = false;
     for id in ids {
@@ -811,14 +840,14 @@ fn read_new(
         if !req.noack {
             g.deliver(id, req.consumer, now);
             if let Some(p) = g.pel.get(&id) {
-                effects.push(xclaim_effect(key, req.group, g, id, p));
+                effects.push(|| xclaim_effect(key, req.group, g, id, p));
             }
             // The XCLAIM carries the group's last id.
             propagate_last_id = false;
         }
     }
     if propagate_last_id {
-        effects.push(setid_effect(key, req.group, g));
+        effects.push(|| setid_effect(key, req.group, g));
     }
     Some((entries, created))
 }
@@ -1028,6 +1057,7 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         retry_count,
         justid,
     };
+    let mut effects = Effects::new(ctx);
     let s = stream_mut(ctx, key)?.ok_or(CmdError::NoSuchKey)?;
     let exists: Vec<bool> = ids.iter().map(|(id, _)| s.get(*id).is_some()).collect();
     let g = group_of(s, name).ok_or_else(|| no_key_or_group(key, name))?;
@@ -1036,7 +1066,6 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         g.last_id = last_id;
         propagate_last_id = true;
     }
-    let mut effects = Vec::new();
     let mut claimed = Vec::new();
     let mut created = false;
     for (&(id, _), &there) in ids.iter().zip(&exists) {
@@ -1045,17 +1074,17 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         match outcome {
             Claim::Claimed => {
                 if let Some(p) = g.pel.get(&id) {
-                    effects.push(xclaim_effect(key, name, g, id, p));
+                    effects.push(|| xclaim_effect(key, name, g, id, p));
                 }
                 claimed.push(id);
             }
-            Claim::Deleted(p) => effects.push(xclaim_effect(key, name, g, id, &p)),
+            Claim::Deleted(p) => effects.push(|| xclaim_effect(key, name, g, id, &p)),
             Claim::Skipped => continue,
         }
         propagate_last_id = false;
     }
     if propagate_last_id {
-        effects.push(setid_effect(key, name, g));
+        effects.push(|| setid_effect(key, name, g));
     }
     let reply = if justid {
         claimed.iter().map(|&id| id_frame(id)).collect()
@@ -1123,6 +1152,7 @@ fn xautoclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
         _ => return Err(no_key_or_group(key, name)),
     }
     let now = now_i64(ctx);
+    let mut effects = Effects::new(ctx);
     let s = stream_mut(ctx, key)?.ok_or(CmdError::NoSuchKey)?;
     // Whether each PEL entry's stream entry still exists is asked while the
     // group is borrowed: look them up first, for the ids the scan can reach.
@@ -1142,19 +1172,18 @@ fn xautoclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
     let scan = g.autoclaim(consumer, start, count, min_idle, justid, now, |id| {
         present.contains(&id)
     });
-    let mut effects = Vec::new();
     let mut claimed = Vec::new();
     let mut deleted = Vec::new();
     for step in &scan.steps {
         match step {
             AutoClaimed::Claimed(id) => {
                 if let Some(p) = g.pel.get(id) {
-                    effects.push(xclaim_effect(key, name, g, *id, p));
+                    effects.push(|| xclaim_effect(key, name, g, *id, p));
                 }
                 claimed.push(*id);
             }
             AutoClaimed::Deleted(id, p) => {
-                effects.push(xclaim_effect(key, name, g, *id, p));
+                effects.push(|| xclaim_effect(key, name, g, *id, p));
                 deleted.push(id_frame(*id));
             }
         }
