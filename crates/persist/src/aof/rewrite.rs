@@ -160,7 +160,7 @@ fn roaring_commands<B: RoaringSet>(
 
 /// One command per `ITEMS_PER_COMMAND` items, each item one or two words.
 /// A stream as Redis's rewrite rebuilds it: XADD per entry (or, when it has
-/// none, an XADD with MAXLEN 0 to create it), XSETID with its metadata, then
+/// none, `XADD key MAXLEN 0 0-1 x y` to create it), XSETID with its metadata, then
 /// each group with XGROUP CREATE ... ENTRIESREAD, its consumers with pending
 /// entries through XCLAIM ... FORCE JUSTID, the others with XGROUP
 /// CREATECONSUMER.
@@ -185,8 +185,8 @@ fn stream_commands(out: &mut Vec<u8>, key: &[u8], s: &keel_store::stream::Stream
             emit(out, &argv);
         }
     } else {
-        // Redis creates an empty stream with a throwaway entry trimmed at once.
-        let last = s.last_id().to_string();
+        // Redis creates an empty stream with a throwaway entry 0-1 trimmed at
+        // once; the XSETID below restores its real last id.
         emit(
             out,
             &[
@@ -194,7 +194,7 @@ fn stream_commands(out: &mut Vec<u8>, key: &[u8], s: &keel_store::stream::Stream
                 key.to_vec(),
                 b"MAXLEN".to_vec(),
                 b"0".to_vec(),
-                last.into_bytes(),
+                b"0-1".to_vec(),
                 b"x".to_vec(),
                 b"y".to_vec(),
             ],
@@ -306,6 +306,63 @@ fn score_text(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The commands Redis 7.0's rewrite writes for the same stream (checked
+    /// against its BGREWRITEAOF with `aof-use-rdb-preamble no`).
+    #[test]
+    fn a_stream_with_groups_is_rebuilt_as_redis_does() {
+        use keel_store::stream::{Consumer, Group, Groups, NodeLimits, Pending, Stream, StreamId};
+        let mut s = Stream::new();
+        s.append(StreamId::new(1, 1), &[(b"f", b"v")], NodeLimits::default());
+        s.append(StreamId::new(2, 0), &[(b"f", b"v")], NodeLimits::default());
+        let mut g = Group {
+            last_id: StreamId::new(2, 0),
+            entries_read: Some(2),
+            ..Group::default()
+        };
+        let mut alice = Consumer::default();
+        for id in [StreamId::new(1, 1), StreamId::new(2, 0)] {
+            g.pel.insert(
+                id,
+                Pending {
+                    consumer: b"alice".to_vec(),
+                    delivery_time: 1795552288960,
+                    delivery_count: 1,
+                },
+            );
+            alice.pending.insert(id);
+        }
+        g.consumers.insert(b"alice".to_vec(), alice);
+        g.consumers.insert(b"bob".to_vec(), Consumer::default());
+        let h = Group {
+            last_id: StreamId::new(2, 0),
+            ..Group::default()
+        };
+        let mut groups = Groups::default();
+        groups.groups.insert(b"g".to_vec(), g);
+        groups.groups.insert(b"h".to_vec(), h);
+        s.groups = Some(Box::new(groups));
+        let mut out = Vec::new();
+        commands_for(&mut out, b"s", &Value::Stream(Box::new(s)), None);
+        let mut want = Vec::new();
+        for line in [
+            "XADD s 1-1 f v",
+            "XADD s 2-0 f v",
+            "XSETID s 2-0 ENTRIESADDED 2 MAXDELETEDID 0-0",
+            "XGROUP CREATE s g 2-0 ENTRIESREAD 2",
+            "XCLAIM s g alice 0 1-1 TIME 1795552288960 RETRYCOUNT 1 JUSTID FORCE",
+            "XCLAIM s g alice 0 2-0 TIME 1795552288960 RETRYCOUNT 1 JUSTID FORCE",
+            "XGROUP CREATECONSUMER s g bob",
+            "XGROUP CREATE s h 2-0 ENTRIESREAD -1",
+        ] {
+            let argv: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+            encode_command(&mut want, &argv);
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+    }
 
     #[test]
     fn libraries_become_function_load_commands() {

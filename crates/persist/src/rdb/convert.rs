@@ -99,6 +99,7 @@ pub fn to_store_value(v: RdbValue, limits: &CompactLimits) -> Result<Value, Conv
             Ok(keel_store::zset::from_pairs(&pairs, limits))
         }
         RdbValue::Module { id, raw } => module_value(id, &raw),
+        RdbValue::Stream(s) => Ok(Value::Stream(s)),
     }
 }
 

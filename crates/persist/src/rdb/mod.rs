@@ -47,6 +47,8 @@ pub enum RdbValue {
         id: u64,
         raw: Vec<u8>,
     },
+    /// A stream (RDB types 15, 19 and 21), already checked and built.
+    Stream(Box<keel_store::stream::Stream>),
 }
 
 /// One key of a snapshot.

@@ -39,6 +39,8 @@ const T_STREAM_LISTPACKS_2: u8 = 19;
 const T_SET_LISTPACK: u8 = 20;
 const T_STREAM_LISTPACKS_3: u8 = 21;
 
+use keel_store::stream::{Consumer, Group, Groups, Pending, Stream, StreamId};
+
 const MAX_VERSION: u32 = 11;
 
 /// A bounds-checked reader over a byte slice. `base` is the file offset of `buf[0]`; `exact` is
@@ -586,11 +588,148 @@ fn read_value(c: &mut Cursor<'_>, ty: u8, ty_at: usize) -> Result<RdbValue, RdbE
                 raw: c.buf.get(start..c.pos).unwrap_or_default().to_vec(),
             }
         }
-        T_STREAM_LISTPACKS | T_STREAM_LISTPACKS_2 | T_STREAM_LISTPACKS_3 | 6 => {
-            return Err(c.err_at(ty_at, RdbErrorKind::Unsupported(ty)))
+        T_STREAM_LISTPACKS | T_STREAM_LISTPACKS_2 | T_STREAM_LISTPACKS_3 => {
+            RdbValue::Stream(Box::new(read_stream(c, ty)?))
         }
+        6 => return Err(c.err_at(ty_at, RdbErrorKind::Unsupported(ty))),
         _ => return Err(c.err_at(ty_at, RdbErrorKind::UnknownType(ty))),
     })
+}
+
+fn read_id(c: &mut Cursor<'_>) -> Result<StreamId, RdbError> {
+    Ok(StreamId::new(read_len(c)?, read_len(c)?))
+}
+
+/// A stream of RDB type 15, 19 or 21 (layouts in `stream.rs`), checked
+/// whole: nodes in ascending order, counts that add up, every pending id
+/// owned by exactly one consumer.
+fn read_stream(c: &mut Cursor<'_>, ty: u8) -> Result<Stream, RdbError> {
+    let bad =
+        |c: &Cursor<'_>, at: usize, what: &'static str| c.err_at(at, RdbErrorKind::Invalid(what));
+    let mut s = Stream::new();
+    let nodes = read_len(c)?;
+    for _ in 0..nodes {
+        let at = c.pos;
+        let key = read_string(c)?;
+        let key: [u8; 16] = key
+            .as_slice()
+            .try_into()
+            .map_err(|_| bad(c, at, "stream node key"))?;
+        let master = StreamId::from_be_bytes(key);
+        let at = c.pos;
+        let mut store = Vec::new();
+        let elems = listpack(blob(c, &mut store)?)?;
+        if !super::stream::load_node(&mut s, master, &elems) {
+            return Err(bad(c, at, "stream node"));
+        }
+    }
+    let at = c.pos;
+    let length = read_len(c)?;
+    let last_id = read_id(c)?;
+    let (max_deleted, entries_added) = if ty == T_STREAM_LISTPACKS {
+        (StreamId::MIN, length)
+    } else {
+        let _first = read_id(c)?;
+        let max_deleted = read_id(c)?;
+        (max_deleted, read_len(c)?)
+    };
+    if !s.finish_load(length, last_id, max_deleted, entries_added) {
+        return Err(bad(c, at, "stream metadata"));
+    }
+    let ngroups = read_len(c)?;
+    let mut groups = Groups::default();
+    for _ in 0..ngroups {
+        let at = c.pos;
+        let name = read_string(c)?;
+        let group_last = read_id(c)?;
+        let entries_read = if ty == T_STREAM_LISTPACKS {
+            estimate_entries_read(&s, group_last)
+        } else {
+            let n = read_len(c)?;
+            (n != u64::MAX).then_some(n)
+        };
+        let mut group = Group {
+            last_id: group_last,
+            entries_read,
+            ..Group::default()
+        };
+        let npel = read_len(c)?;
+        for _ in 0..npel {
+            let id = StreamId::from_be_bytes(c.array()?);
+            let delivery_time = i64::from_le_bytes(c.array()?);
+            let delivery_count = read_len(c)?;
+            let p = Pending {
+                consumer: Vec::new(),
+                delivery_time,
+                delivery_count,
+            };
+            if group.pel.insert(id, p).is_some() {
+                return Err(bad(c, at, "duplicate stream PEL entry"));
+            }
+        }
+        let nconsumers = read_len(c)?;
+        for _ in 0..nconsumers {
+            let cname = read_string(c)?;
+            let seen_time = i64::from_le_bytes(c.array()?);
+            let active_time = if ty == T_STREAM_LISTPACKS_3 {
+                i64::from_le_bytes(c.array()?)
+            } else {
+                seen_time
+            };
+            let mut consumer = Consumer {
+                seen_time,
+                active_time,
+                ..Consumer::default()
+            };
+            let npending = read_len(c)?;
+            for _ in 0..npending {
+                let id = StreamId::from_be_bytes(c.array()?);
+                match group.pel.get_mut(&id) {
+                    Some(p) if p.consumer.is_empty() => p.consumer.clone_from(&cname),
+                    _ => return Err(bad(c, at, "stream consumer PEL")),
+                }
+                consumer.pending.insert(id);
+            }
+            if group.consumers.insert(cname, consumer).is_some() {
+                return Err(bad(c, at, "duplicate stream consumer"));
+            }
+        }
+        if group.pel.values().any(|p| p.consumer.is_empty()) {
+            return Err(bad(c, at, "stream PEL entry without a consumer"));
+        }
+        if groups.groups.insert(name, group).is_some() {
+            return Err(bad(c, at, "duplicate stream group"));
+        }
+    }
+    if ngroups > 0 {
+        s.groups = Some(Box::new(groups));
+    }
+    Ok(s)
+}
+
+/// How many entries a group whose last id is `id` has read, as Redis
+/// estimates it for files that do not record it: known only at the ends.
+fn estimate_entries_read(s: &Stream, id: StreamId) -> Option<u64> {
+    let added = s.entries_added();
+    if added == 0 {
+        return Some(0);
+    }
+    if s.is_empty() && id <= s.last_id() || id == s.last_id() {
+        return Some(added);
+    }
+    if id > s.last_id() {
+        return None;
+    }
+    let max_deleted = s.max_deleted_id();
+    if max_deleted == StreamId::MIN || max_deleted < s.first_id() {
+        if id < s.first_id() {
+            return Some(added - s.len());
+        }
+        if id == s.first_id() {
+            return Some(added - s.len() + 1);
+        }
+    }
+    None
 }
 
 /// Reads an RDB file item by item. Create it with [`RdbReader::new`] (which checks the header),

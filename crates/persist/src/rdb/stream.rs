@@ -114,3 +114,101 @@ pub(crate) fn put_stream(out: &mut Vec<u8>, s: &Stream, compress: bool) {
         }
     }
 }
+
+/// An entry read from a node: id, deleted, field-value pairs.
+type LoadedEntry<'a> = (StreamId, bool, Vec<(&'a [u8], &'a [u8])>);
+
+fn lp_int(e: &[u8]) -> Option<i64> {
+    keel_store::num::parse_i64(e)
+}
+
+/// Add one node read from a file (its listpack's elements) to `s`:
+/// validated whole (counters, flags, element counts, ascending ids) before
+/// anything is built. `false` on any inconsistency.
+pub(crate) fn load_node(s: &mut Stream, master: StreamId, elems: &[Vec<u8>]) -> bool {
+    let mut it = elems.iter();
+    let mut int = || it.next().and_then(|e| lp_int(e));
+    let (Some(count), Some(deleted), Some(nfields)) = (int(), int(), int()) else {
+        return false;
+    };
+    let (Ok(count), Ok(deleted), Ok(nfields)) = (
+        u64::try_from(count),
+        u64::try_from(deleted),
+        usize::try_from(nfields),
+    ) else {
+        return false;
+    };
+    if nfields == 0 || nfields > elems.len() {
+        return false;
+    }
+    let Some(fields) = elems.get(3..3 + nfields) else {
+        return false;
+    };
+    if elems.get(3 + nfields).and_then(|e| lp_int(e)) != Some(0) {
+        return false;
+    }
+    let master_fields: Vec<&[u8]> = fields.iter().map(Vec::as_slice).collect();
+    let mut at = 4 + nfields;
+    let mut entries: Vec<LoadedEntry<'_>> = Vec::new();
+    let (mut live, mut dead) = (0u64, 0u64);
+    let get_int = |i: usize| elems.get(i).and_then(|e| lp_int(e));
+    while at < elems.len() {
+        let (Some(flags), Some(ms_diff), Some(seq_diff)) =
+            (get_int(at), get_int(at + 1), get_int(at + 2))
+        else {
+            return false;
+        };
+        if !(0..=3).contains(&flags) {
+            return false;
+        }
+        let id = StreamId::new(
+            master.ms.wrapping_add(ms_diff as u64),
+            master.seq.wrapping_add(seq_diff as u64),
+        );
+        at += 3;
+        let mut pairs: Vec<(&[u8], &[u8])> = Vec::new();
+        let lp_count = if flags & 2 != 0 {
+            let Some(values) = elems.get(at..at + nfields) else {
+                return false;
+            };
+            pairs.extend(
+                master_fields
+                    .iter()
+                    .copied()
+                    .zip(values.iter().map(Vec::as_slice)),
+            );
+            at += nfields;
+            nfields as i64 + 3
+        } else {
+            let Some(n) = get_int(at).and_then(|n| usize::try_from(n).ok()) else {
+                return false;
+            };
+            if n == 0 || n > elems.len() {
+                return false;
+            }
+            let Some(kv) = elems.get(at + 1..at + 1 + 2 * n) else {
+                return false;
+            };
+            pairs.extend(
+                kv.chunks_exact(2)
+                    .map(|p| (p[0].as_slice(), p[1].as_slice())),
+            );
+            at += 1 + 2 * n;
+            2 * n as i64 + 4
+        };
+        if get_int(at) != Some(lp_count) {
+            return false;
+        }
+        at += 1;
+        if flags & 1 != 0 {
+            dead += 1;
+        } else {
+            live += 1;
+        }
+        entries.push((id, flags & 1 != 0, pairs));
+    }
+    if live != count || dead != deleted || entries.is_empty() {
+        return false;
+    }
+    s.load_block(master, &master_fields, entries)
+}

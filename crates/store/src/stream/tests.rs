@@ -224,3 +224,25 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Arbitrary bytes as a block never panic; a real block's bytes decode
+    /// back to its entries.
+    #[test]
+    fn block_bytes_decode_safely(garbage in prop::collection::vec(any::<u8>(), 0..200), n in 1u64..30) {
+        let _ = Stream::from_block_bytes(id(1, 0), garbage);
+        let mut s = Stream::new();
+        let unlimited = NodeLimits { max_bytes: 0, max_entries: 0 };
+        for i in 1..=n {
+            let v = vec![b'x'; (i % 7) as usize];
+            if i % 3 == 0 {
+                s.append(id(i, i), &[(b"other", &v[..])], unlimited);
+            } else {
+                s.append(id(i, i), &[(b"f", &v[..]), (b"g", b"1")], unlimited);
+            }
+        }
+        let (m, bytes) = s.block_bytes().next().expect("one block");
+        let back = Stream::from_block_bytes(m, bytes.to_vec()).expect("decodes");
+        prop_assert_eq!(collect_owned(&back), collect_owned(&s));
+    }
+}
