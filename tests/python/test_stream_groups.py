@@ -739,3 +739,25 @@ def test_xreadgroup_with_only_deleted_entries_past_the_group(x):
     assert cmd(x, "XINFO", "CONSUMERS", "s", "g") == []
     cmd(x, "XADD", "s", "4-0", "f", "v4")
     assert cmd(x, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">") == [["s", [entry(4)]]]
+
+
+def test_groups_survive_dump_restore_copy_and_reload(tmp_path):
+    with running_server("--dir", str(tmp_path)) as s:
+        x = raw_client(s)
+        fill(x)
+        cmd(x, "XGROUP", "CREATE", "s", "g", "0")
+        cmd(x, "XGROUP", "CREATE", "s", "h", "$", "ENTRIESREAD", "3")
+        cmd(x, "XREADGROUP", "GROUP", "g", "a", "COUNT", "2", "STREAMS", "s", ">")
+        cmd(x, "XCLAIM", "s", "g", "b", "0", "2-0", "RETRYCOUNT", "4")
+        cmd(x, "XGROUP", "CREATECONSUMER", "s", "g", "idle")
+        full = cmd(x, "XINFO", "STREAM", "s", "FULL")
+        rb = s.client(decode_responses=False)
+        payload = rb.dump("s")
+        rb.restore("r", 0, payload)
+        rb.close()
+        assert cmd(x, "XINFO", "STREAM", "r", "FULL") == full
+        cmd(x, "COPY", "s", "c")
+        assert cmd(x, "XINFO", "STREAM", "c", "FULL") == full
+        cmd(x, "DEBUG", "RELOAD")
+        assert cmd(x, "XINFO", "STREAM", "s", "FULL") == full
+        x.close()
