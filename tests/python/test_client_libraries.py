@@ -1,6 +1,6 @@
 """Other languages' client libraries, run unchanged against the server under test: the
-go-redis scripting and pub/sub tests (tests/clients/go), the BullMQ and ioredis checks
-(tests/clients/node) and Jedis's pub/sub (tests/clients/java). Their modules come from
+go-redis scripting, pub/sub and stream-group tests (tests/clients/go), the BullMQ and
+ioredis checks (tests/clients/node) and Jedis's pub/sub (tests/clients/java). Their modules come from
 `make client-deps`; `go test` also fetches missing Go modules itself."""
 
 import os
@@ -60,6 +60,17 @@ def test_go_redis_pubsub():
                                  GO_DIR, timeout=600)
     assert rc == 0, out
     for name in ("TestPubSubSubscribeAndPSubscribe", "TestPubSubOrderPerPublisher"):
+        assert f"--- PASS: {name}" in out, out
+
+
+def test_go_redis_stream_groups():
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not installed: the go-redis tests need it")
+    rc, out = run_against_server([go, "test", "-count=1", "-v", "-run", "TestStreamGroups", "./..."],
+                                 GO_DIR, timeout=600)
+    assert rc == 0, out
+    for name in ("TestStreamGroupsReadAckClaim", "TestStreamGroupsBlockingRead"):
         assert f"--- PASS: {name}" in out, out
 
 

@@ -35,6 +35,7 @@ pub mod strings;
 pub mod tdigest;
 pub mod topk;
 pub mod transactions;
+pub mod xgroups;
 pub mod zsets;
 
 /// The handler of a command that only groups subcommands (CLIENT, CONFIG,
@@ -80,6 +81,7 @@ pub fn table() -> CommandTable {
         persistence::COMMANDS,
         scripting::COMMANDS,
         pubsub::COMMANDS,
+        xgroups::COMMANDS,
     ])
 }
 
