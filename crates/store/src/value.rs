@@ -15,9 +15,9 @@ use crate::list::ListDeque;
 use crate::packed::Packed;
 use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
 use crate::set::SetTable;
+use crate::stream::Stream;
 use crate::tdigest::TDigest;
 use crate::topk::TopK;
-use crate::stream::Stream;
 use crate::zset::ZSetIndex;
 
 #[derive(Clone, Debug, PartialEq)]

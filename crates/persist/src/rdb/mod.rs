@@ -9,8 +9,8 @@ mod index;
 mod module;
 mod read;
 mod sketch;
-mod topk_tdigest;
 mod stream;
+mod topk_tdigest;
 mod write;
 
 pub use convert::{to_store_value, ConvertError};
