@@ -311,3 +311,17 @@ def test_transactions_and_replies_in_resp3(r3):
         out = p.execute()
     assert out[0] is True and out[1] is True
     assert out[2]["Number of items inserted"] == 1
+
+
+def test_snapshot_round_trip_keeps_filters_and_sketches(tmp_path):
+    with running_server("--dir", str(tmp_path)) as s:
+        r = s.client()
+        golden_history(r)
+        r.cms().initbydim("cms", 100, 3)
+        r.cms().incrby("cms", ["a", "b"], [5, 7])
+        assert r.save()
+    with running_server("--dir", str(tmp_path)) as s:
+        r = s.client()
+        check_golden(r)
+        assert r.cms().query("cms", "a", "b") == [5, 7]
+        assert r.type("cms") == "CMSk-TYPE"
