@@ -103,13 +103,26 @@ fn keel_written_files_check_clean_and_odd_arguments_fail() {
 
 #[test]
 fn module_types_keel_cannot_serve_are_reported() {
-    let Some(rdb) = load(&reference("redisbloom-2.4.23.rdb")) else {
-        return;
-    };
-    let path = scratch("bloom.rdb", &rdb);
+    // RedisBloom's reference file holds only types Keel serves.
+    if let Some(rdb) = load(&reference("redisbloom-2.4.23.rdb")) {
+        let path = scratch("bloom.rdb", &rdb);
+        let (ok, out) = check(KEEL, &path).expect("runs");
+        assert!(ok, "{out}");
+        let _ = std::fs::remove_file(path);
+    }
+    // One RedisJSON document: a module id (as a 64-bit length) and an empty payload.
+    let id = keel_persist::rdb::module_id(b"ReJSON-RL", 3).expect("a valid name");
+    let mut rdb = b"REDIS0010\xfe\x00\x07\x03doc\x81".to_vec();
+    rdb.extend_from_slice(&id.to_be_bytes());
+    rdb.extend_from_slice(b"\x00\xff");
+    rdb.extend_from_slice(&[0; 8]);
+    let path = scratch("json.rdb", &rdb);
     let (ok, out) = check(KEEL, &path).expect("runs");
     assert!(!ok);
-    assert!(out.contains("is not supported by Keel yet"), "{out}");
+    assert!(
+        out.contains("module type ReJSON-RL is not supported by Keel yet (RedisJSON documents)"),
+        "{out}"
+    );
     let _ = std::fs::remove_file(path);
 }
 
