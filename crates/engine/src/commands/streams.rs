@@ -630,6 +630,13 @@ fn xread(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         let more = argv.len() - i - 1;
         let o = &argv[i];
         if is(o, "BLOCK") && more > 0 {
+            if ctx.in_script {
+                // Redis refuses it outright rather than treat it as a timeout.
+                return Err(CmdError::err(format!(
+                    "{} command is not allowed with BLOCK option from scripts",
+                    String::from_utf8_lossy(&argv[0])
+                )));
+            }
             i += 1;
             block = Some(parse_block_ms(&argv[i])?);
         } else if is(o, "COUNT") && more > 0 {
