@@ -600,7 +600,7 @@ struct ReadGroup<'a> {
     ids: &'a [Bytes],
 }
 
-fn parse_xreadgroup<'a>(argv: &'a [Bytes]) -> Result<ReadGroup<'a>, CmdError> {
+fn parse_xreadgroup<'a>(argv: &'a [Bytes], in_script: bool) -> Result<ReadGroup<'a>, CmdError> {
     let mut group = None;
     let mut count = 0usize;
     let mut noack = false;
@@ -611,6 +611,12 @@ fn parse_xreadgroup<'a>(argv: &'a [Bytes]) -> Result<ReadGroup<'a>, CmdError> {
         let more = argv.len() - i - 1;
         let a = &argv[i];
         if is(a, "BLOCK") && more > 0 {
+            // Refused in scripts even where it would not block, as Redis does.
+            if in_script {
+                return Err(CmdError::err(
+                    "xreadgroup command is not allowed with BLOCK option from scripts",
+                ));
+            }
             i += 1;
             timeout = Some(super::streams::parse_block_ms(&argv[i])?);
         } else if is(a, "COUNT") && more > 0 {
@@ -654,7 +660,7 @@ fn parse_xreadgroup<'a>(argv: &'a [Bytes]) -> Result<ReadGroup<'a>, CmdError> {
 
 fn xreadgroup(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let argv = args.argv();
-    let req = parse_xreadgroup(argv)?;
+    let req = parse_xreadgroup(argv, ctx.in_script)?;
     let Some(timeout) = req.timeout else {
         return Ok(read_groups(ctx, &req)?.unwrap_or(Frame::NullArray));
     };
