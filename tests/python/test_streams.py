@@ -600,3 +600,42 @@ def test_aof_logs_chosen_ids_and_exact_trims():
             c = srv.client()
             assert [e[0] for e in c.xrange("t")] == ["149-0", "150-0", "200-0"]
             c.close()
+
+
+def test_readers_following_a_stream_see_every_entry_once_in_order():
+    """Readers loop on XREAD BLOCK from the last id they saw while several
+    producers add entries: each reader sees every entry exactly once, in id
+    order, across worker threads."""
+    with running_server(*THREADED) as srv:
+        total, producers = 300, 3
+        readers = [srv.client() for _ in range(4)]
+        seen = [[] for _ in readers]
+
+        def follow(i):
+            last = "0-0"
+            while len(seen[i]) < total:
+                reply = readers[i].execute_command("XREAD", "COUNT", "7", "BLOCK", "5000", "STREAMS", "s", last)
+                assert reply, "timed out"
+                for entry_id, fields in reply[0][1]:
+                    seen[i].append((entry_id, fields["n"]))
+                    last = entry_id
+
+        def produce(p):
+            c = srv.client()
+            for k in range(total // producers):
+                c.execute_command("XADD", "s", "*", "n", f"{p}:{k}")
+            c.close()
+
+        threads = [threading.Thread(target=follow, args=(i,)) for i in range(len(readers))]
+        threads += [threading.Thread(target=produce, args=(p,)) for p in range(producers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        c = srv.client()
+        want = [(e[0], e[1]["n"]) for e in c.xrange("s")]
+        assert len(want) == total
+        for got in seen:
+            assert got == want
+        for x in readers + [c]:
+            x.close()

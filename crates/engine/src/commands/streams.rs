@@ -8,8 +8,20 @@
 //! client) ignores LIMIT, as Redis does for its master and AOF clients.
 //!
 //! Consumer-group commands build on the helpers marked `pub(crate)` here:
-//! [`stream_read`], [`stream_write`], [`parse_strict_id`] and
-//! [`entries_reply`].
+//! [`stream_read`], [`stream_write`], [`parse_strict_id`],
+//! [`parse_block_ms`], [`entry_reply`] and [`entries_reply`].
+//!
+//! Blocking: XREAD hands its read to `Ctx::block_or_read` (see
+//! `crate::blocking`) with the keys after STREAMS; without data the client
+//! waits, and every write to one of its keys re-runs the command for it
+//! under the writer's locks. A reader finding nothing newer stays queued
+//! without stopping the waiters behind it. The re-run command must mean
+//! the same later as when the client blocked, so XREAD passes its argv with
+//! `$` replaced by the id it stood for. XREADGROUP BLOCK wires the same way:
+//! its spec's keys are `Keys::Streams` (which skips `GROUP g c` and
+//! `NOACK`), its attempt reads `>` for the group and returns `Ok(None)` when
+//! no key has new entries, and `>` needs no pinning; an attempt that errors
+//! (NOGROUP after the group went) answers the waiter with that error.
 
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
@@ -247,17 +259,52 @@ fn xadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     let limits = ctx.engine.config.stream_limits();
     let now = ctx.now_ms();
-    let exists = stream_write(ctx, key)?.is_some();
-    if !exists {
-        if a.no_mkstream {
-            return Ok(Frame::Null);
+    let fields: Vec<(&[u8], &[u8])> = pairs
+        .chunks_exact(2)
+        .map(|p| (&p[0][..], &p[1][..]))
+        .collect();
+    let logging = ctx.engine.logging();
+    // One lookup: the stream found is changed in place, a new one is built
+    // and stored only once its first entry is in.
+    let table = ctx.table(key)?;
+    let (id, trimmed, log) = match table.get_mut(key, now) {
+        Some(e) => match &mut e.value {
+            Value::Stream(s) => add_entry(s, &a, argv, &fields, now, limits, logging)?,
+            _ => return Err(CmdError::WrongType),
+        },
+        None => {
+            if a.no_mkstream {
+                return Ok(Frame::Null);
+            }
+            let mut s = Box::<Stream>::default();
+            let added = add_entry(&mut s, &a, argv, &fields, now, limits, logging)?;
+            table.insert(key, Value::Stream(s), 0, now);
+            added
         }
-        ctx.table(key)?
-            .insert(key, Value::Stream(Box::default()), 0, now);
-    }
-    let Some(s) = stream_write(ctx, key)? else {
-        return Err(CmdError::Internal("XADD".into()));
     };
+    ctx.dirty(1);
+    if let Some(v) = log {
+        ctx.rewrite(v);
+    }
+    ctx.notify(Class::STREAM, "xadd", key);
+    if trimmed > 0 {
+        ctx.notify(Class::STREAM, "xtrim", key);
+    }
+    Ok(Frame::Bulk(id_bulk(id)))
+}
+
+/// XADD's work on the stream: choose the id, append, trim. Returns the id,
+/// the entries trimmed and, when the command must be logged otherwise than
+/// sent, what to log (only while `logging`: nothing reads it otherwise).
+fn add_entry(
+    s: &mut Stream,
+    a: &TrimArgs,
+    argv: &[Bytes],
+    fields: &[(&[u8], &[u8])],
+    now: u64,
+    limits: keel_store::stream::NodeLimits,
+    logging: bool,
+) -> Result<(StreamId, u64, Option<Vec<Bytes>>), CmdError> {
     if s.last_id() == StreamId::MAX {
         return Err(CmdError::err(
             "The stream has exhausted the last possible ID, unable to add more items",
@@ -281,21 +328,13 @@ fn xadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             }
         }
     };
-    let fields: Vec<(&[u8], &[u8])> = pairs
-        .chunks_exact(2)
-        .map(|p| (&p[0][..], &p[1][..]))
-        .collect();
-    let Some(id) = id.filter(|id| *id > last && s.append(*id, &fields, limits)) else {
-        // Nothing added: a stream created for this command goes again.
-        if !exists && s.is_empty() {
-            ctx.table(key)?.remove(key, now);
-        }
+    let Some(id) = id.filter(|id| *id > last && s.append(*id, fields, limits)) else {
         return Err(CmdError::err(
             "The ID specified in XADD is equal or smaller than the target stream top item",
         ));
     };
     let mut log: Option<Vec<Bytes>> = None;
-    if a.id.is_none_or(|(_, seq_given)| !seq_given) {
+    if logging && a.id.is_none_or(|(_, seq_given)| !seq_given) {
         let mut v = argv.to_vec();
         v[a.fields_at - 1] = id_bulk(id);
         log = Some(v);
@@ -303,20 +342,12 @@ fn xadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut trimmed = 0;
     if let Some(to) = a.to {
         trimmed = s.trim(to, a.approx, a.limit);
-        if a.approx {
+        if logging && a.approx {
             let base = log.take().unwrap_or_else(|| argv.to_vec());
-            log = Some(exact_trim_argv(&base, &a, s));
+            log = Some(exact_trim_argv(&base, a, s));
         }
     }
-    ctx.dirty(1);
-    if let Some(v) = log {
-        ctx.rewrite(v);
-    }
-    ctx.notify(Class::STREAM, "xadd", key);
-    if trimmed > 0 {
-        ctx.notify(Class::STREAM, "xtrim", key);
-    }
-    Ok(Frame::Bulk(id_bulk(id)))
+    Ok((id, trimmed, log))
 }
 
 pub(crate) const XRANGE: CommandSpec = CommandSpec {

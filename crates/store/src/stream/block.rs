@@ -140,11 +140,7 @@ pub(crate) fn lp_int_size(n: i64) -> u64 {
 
 /// `s` as the integer a listpack would store it as: canonical decimal only.
 fn lp_int(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    let n = std::str::from_utf8(s).ok()?.parse::<i64>().ok()?;
-    (n.to_string().as_bytes() == s).then_some(n)
+    crate::num::parse_i64(s)
 }
 
 /// One decoded entry header: where it is and what it holds.

@@ -225,16 +225,16 @@ impl Stream {
     /// `limit` (0: none) caps the entries removed, counted in whole blocks.
     pub fn trim(&mut self, to: TrimTo, approx: bool, limit: u64) -> u64 {
         let mut removed = 0u64;
-        let keys: Vec<StreamId> = self.blocks.keys().copied().collect();
-        for master in keys {
+        // Trimming works from the front: a block removed whole makes the
+        // next one first; any other outcome ends the trim.
+        while let Some(mut first) = self.blocks.first_entry() {
             if let TrimTo::MaxLen(max) = to {
                 if self.length <= max {
                     break;
                 }
             }
-            let Some(block) = self.blocks.get_mut(&master) else {
-                break;
-            };
+            let master = *first.key();
+            let block = first.get_mut();
             let entries = u64::from(block.live);
             if limit != 0 && removed + entries > limit {
                 break;
@@ -244,7 +244,7 @@ impl Stream {
                 TrimTo::MinId(min) => block.last < min,
             };
             if whole {
-                self.blocks.remove(&master);
+                first.remove();
                 self.length -= entries;
                 removed += entries;
                 continue;
