@@ -1692,6 +1692,60 @@ mod tests {
     }
 
     #[test]
+    fn blocked_readers_are_served_by_xadd_and_told_when_the_group_goes() {
+        let mut t = TestEngine::new();
+        t.run(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+        let mut a = t.other_session();
+        let mut b = t.other_session();
+        t.run_as(
+            &mut a,
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "a",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ],
+        );
+        t.run_as(
+            &mut b,
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "b",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ],
+        );
+        assert!(a.blocked.is_some() && b.blocked.is_some());
+        // No consumer exists until one is served.
+        assert_eq!(t.run(&["XINFO", "CONSUMERS", "s", "g"]), arr(vec![]));
+        t.run(&["XADD", "s", "1-0", "f", "v1"]);
+        assert_eq!(
+            t.engine.block_reply(&mut a),
+            Some(arr(vec![arr(vec![bulk("s"), arr(vec![entry(1)])])]))
+        );
+        // The entry went to the first reader; the second still waits.
+        assert_eq!(t.engine.block_reply(&mut b), None);
+        assert_eq!(t.run(&["XGROUP", "DESTROY", "s", "g"]), int(1));
+        assert_eq!(
+            t.engine.block_reply(&mut b),
+            Some(error(
+                "NOGROUP the consumer group this client was blocked on no longer exists"
+            ))
+        );
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
+    }
+
+    #[test]
     fn xgroup_and_xinfo_errors_follow_redis() {
         let mut t = TestEngine::new();
         assert_eq!(
