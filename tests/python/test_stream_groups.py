@@ -761,3 +761,14 @@ def test_groups_survive_dump_restore_copy_and_reload(tmp_path):
         cmd(x, "DEBUG", "RELOAD")
         assert cmd(x, "XINFO", "STREAM", "s", "FULL") == full
         x.close()
+
+
+def test_xreadgroup_block_is_refused_in_scripts(x):
+    fill(x, n=1)
+    cmd(x, "XGROUP", "CREATE", "s", "g", "0")
+    body = "return redis.call('xreadgroup', 'group', 'g', 'c', 'block', 0, 'streams', 's', '>')"
+    assert err(x, "EVAL", body, "0").startswith(
+        "xreadgroup command is not allowed with BLOCK option from scripts")
+    # Without BLOCK it reads.
+    body = "return redis.call('xreadgroup', 'group', 'g', 'c', 'streams', 's', '>')"
+    assert cmd(x, "EVAL", body, "0") == [["s", [entry(1)]]]

@@ -600,7 +600,7 @@ struct ReadGroup<'a> {
     ids: &'a [Bytes],
 }
 
-fn parse_xreadgroup<'a>(argv: &'a [Bytes]) -> Result<ReadGroup<'a>, CmdError> {
+fn parse_xreadgroup<'a>(argv: &'a [Bytes], in_script: bool) -> Result<ReadGroup<'a>, CmdError> {
     let mut group = None;
     let mut count = 0usize;
     let mut noack = false;
@@ -611,6 +611,12 @@ fn parse_xreadgroup<'a>(argv: &'a [Bytes]) -> Result<ReadGroup<'a>, CmdError> {
         let more = argv.len() - i - 1;
         let a = &argv[i];
         if is(a, "BLOCK") && more > 0 {
+            // Refused in scripts even where it would not block, as Redis does.
+            if in_script {
+                return Err(CmdError::err(
+                    "xreadgroup command is not allowed with BLOCK option from scripts",
+                ));
+            }
             i += 1;
             timeout = Some(super::streams::parse_block_ms(&argv[i])?);
         } else if is(a, "COUNT") && more > 0 {
@@ -654,7 +660,7 @@ fn parse_xreadgroup<'a>(argv: &'a [Bytes]) -> Result<ReadGroup<'a>, CmdError> {
 
 fn xreadgroup(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let argv = args.argv();
-    let req = parse_xreadgroup(argv)?;
+    let req = parse_xreadgroup(argv, ctx.in_script)?;
     let Some(timeout) = req.timeout else {
         return Ok(read_groups(ctx, &req)?.unwrap_or(Frame::NullArray));
     };
@@ -1683,6 +1689,60 @@ mod tests {
             t.run(&["XAUTOCLAIM", "s", "g", "b", "0", "0", "COUNT", "0"]),
             error("ERR COUNT must be > 0")
         );
+    }
+
+    #[test]
+    fn blocked_readers_are_served_by_xadd_and_told_when_the_group_goes() {
+        let mut t = TestEngine::new();
+        t.run(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+        let mut a = t.other_session();
+        let mut b = t.other_session();
+        t.run_as(
+            &mut a,
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "a",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ],
+        );
+        t.run_as(
+            &mut b,
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "b",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ],
+        );
+        assert!(a.blocked.is_some() && b.blocked.is_some());
+        // No consumer exists until one is served.
+        assert_eq!(t.run(&["XINFO", "CONSUMERS", "s", "g"]), arr(vec![]));
+        t.run(&["XADD", "s", "1-0", "f", "v1"]);
+        assert_eq!(
+            t.engine.block_reply(&mut a),
+            Some(arr(vec![arr(vec![bulk("s"), arr(vec![entry(1)])])]))
+        );
+        // The entry went to the first reader; the second still waits.
+        assert_eq!(t.engine.block_reply(&mut b), None);
+        assert_eq!(t.run(&["XGROUP", "DESTROY", "s", "g"]), int(1));
+        assert_eq!(
+            t.engine.block_reply(&mut b),
+            Some(error(
+                "NOGROUP the consumer group this client was blocked on no longer exists"
+            ))
+        );
+        assert_eq!(t.engine.blocking.blocked_clients(), 0);
     }
 
     #[test]
