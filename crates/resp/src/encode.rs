@@ -316,6 +316,7 @@ mod tests {
         assert_eq!(encode_double(0.0001), "0.0001");
         assert_eq!(encode_double(-0.00012345), "-0.00012344999999999999");
         assert_eq!(encode_double(1e16), "10000000000000000");
+        assert_eq!(encode_double(99999999999999984.0), "99999999999999984");
         assert_eq!(encode_double(99999999999999999.0), "1e+17");
         assert_eq!(encode_double(990.7775675675675), "990.77756756756753");
         assert_eq!(encode_double(-2.5), "-2.5");

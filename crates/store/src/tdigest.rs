@@ -227,6 +227,14 @@ impl TDigest {
         if value > self.max {
             self.max = value;
         }
+        if self.means.len() == self.means.capacity() {
+            // Grow by doubling, but never past the capacity: the node arrays
+            // end no larger than RedisBloom's.
+            let len = self.means.len();
+            let more = (len * 2).clamp(8, self.cap) - len;
+            self.means.reserve_exact(more);
+            self.weights.reserve_exact(more);
+        }
         self.means.push(value);
         self.weights.push(weight);
         self.unmerged_weight = unmerged;
@@ -539,6 +547,11 @@ mod tests {
             Some(TDigestError::BadCompression)
         );
         assert_eq!(TDigest::new(100).unwrap().reported_bytes(), 9768);
+        let mut t = TDigest::new(100).unwrap();
+        for i in 0..5000 {
+            t.add(f64::from(i), 1).unwrap();
+        }
+        assert!(t.heap_bytes() <= 610 * 16, "{}", t.heap_bytes());
     }
 
     #[test]
