@@ -108,7 +108,8 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
         }
     }
 
-    // Keel has no HyperLogLog: every PFADD fails there, is counted, and says why.
+    // Keel has no replication: every WAIT fails there, is counted, and says why
+    // (Redis answers 0 replicas at once).
     let out = bench(&[
         "--target",
         &redis_t,
@@ -119,18 +120,18 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
         "-q",
         "--json",
         json.to_str().unwrap(),
-        "PFADD",
-        "hll",
-        "__rand_int__",
+        "WAIT",
+        "0",
+        "0",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let xadd = stdout
+    let wait = stdout
         .lines()
-        .find(|l| l.starts_with("PFADD hll __rand_int__ on keel: "))
-        .unwrap_or_else(|| panic!("a PFADD line for keel in {stdout}"));
+        .find(|l| l.starts_with("WAIT 0 0 on keel: "))
+        .unwrap_or_else(|| panic!("a WAIT line for keel in {stdout}"));
     assert!(
-        xadd.contains("500 failed") && xadd.contains("unknown command"),
-        "{xadd}"
+        wait.contains("500 failed") && wait.contains("unknown command"),
+        "{wait}"
     );
     assert!(
         stdout.contains("on keel: 500 x ERR unknown command"),
@@ -138,11 +139,11 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let xadd = &v["steps"][0]["outcomes"];
-    assert_eq!(xadd[0]["ok"], 500);
-    assert_eq!(xadd[1]["ok"], 0);
-    assert_eq!(xadd[1]["failed"], 500);
-    assert!(xadd[1]["failure_kinds"][0][0]
+    let wait = &v["steps"][0]["outcomes"];
+    assert_eq!(wait[0]["ok"], 500);
+    assert_eq!(wait[1]["ok"], 0);
+    assert_eq!(wait[1]["failed"], 500);
+    assert!(wait[1]["failure_kinds"][0][0]
         .as_str()
         .unwrap()
         .contains("unknown command"));
