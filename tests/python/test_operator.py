@@ -345,8 +345,9 @@ def test_module_list_shape(c):
     assert mods == [["name", "bf", "ver", 20612, "path", "", "args", []]]
     # The module's commands are listed under its name, as with RedisBloom loaded.
     listed = c.execute_command("COMMAND LIST", "FILTERBY", "MODULE", "bf")
-    assert "bf.add" in listed and "cf.add" in listed and "cms.incrby" in listed
-    assert all(n.split(".")[0] in ("bf", "cf", "cms") for n in listed)
+    for name in ("bf.add", "cf.add", "cms.incrby", "topk.add", "tdigest.add"):
+        assert name in listed
+    assert all(n.split(".")[0] in ("bf", "cf", "cms", "topk", "tdigest") for n in listed)
 
 
 def test_command_list_filterby_unknown_module(c):

@@ -772,3 +772,18 @@ def test_xreadgroup_block_is_refused_in_scripts(x):
     # Without BLOCK it reads.
     body = "return redis.call('xreadgroup', 'group', 'g', 'c', 'streams', 's', '>')"
     assert cmd(x, "EVAL", body, "0") == [["s", [entry(1)]]]
+
+
+def test_a_consumer_named_empty_keeps_its_entries_through_dump_restore(r):
+    r.execute_command("XADD", "s", "1-1", "f", "v")
+    r.execute_command("XADD", "s", "1-2", "f", "w")
+    r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    r.execute_command("XREADGROUP", "GROUP", "g", "", "COUNT", "1", "STREAMS", "s", ">")
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    r.restore("copy", 0, r.dump("s"))
+    for key in ("s", "copy"):
+        summary = r.execute_command("XPENDING", key, "g")
+        assert summary[0] == 2
+        assert sorted(summary[3]) == [["", "1"], ["c", "1"]]
+        owners = [e[1] for e in r.execute_command("XPENDING", key, "g", "-", "+", 10)]
+        assert owners == ["", "c"]

@@ -507,10 +507,15 @@ fn command_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
         .filter(|&id| match &filter {
             Filter::All => true,
             Filter::Nothing => false,
-            // RedisBloom's module `bf` serves cuckoo filters and sketches too.
+            // RedisBloom's module `bf` serves cuckoo filters, sketches, top-k and t-digest too.
             Filter::Group(g) => {
                 let own = table.specs[id].group;
-                own == *g || (*g == Group::Bloom && matches!(own, Group::Cuckoo | Group::Cms))
+                own == *g
+                    || (*g == Group::Bloom
+                        && matches!(
+                            own,
+                            Group::Cuckoo | Group::Cms | Group::TopK | Group::TDigest
+                        ))
             }
             Filter::Category(c) => acl_categories(table.specs[id])
                 .iter()

@@ -667,6 +667,9 @@ fn read_stream(c: &mut Cursor<'_>, ty: u8) -> Result<Stream, RdbError> {
                 return Err(bad(c, at, "duplicate stream PEL entry"));
             }
         }
+        // Which PEL entries a consumer has claimed: tracked apart from the
+        // names, since a consumer may be named "".
+        let mut owned = std::collections::BTreeSet::new();
         let nconsumers = read_len(c)?;
         for _ in 0..nconsumers {
             let cname = read_string(c)?;
@@ -685,7 +688,7 @@ fn read_stream(c: &mut Cursor<'_>, ty: u8) -> Result<Stream, RdbError> {
             for _ in 0..npending {
                 let id = StreamId::from_be_bytes(c.array()?);
                 match group.pel.get_mut(&id) {
-                    Some(p) if p.consumer.is_empty() => p.consumer.clone_from(&cname),
+                    Some(p) if owned.insert(id) => p.consumer.clone_from(&cname),
                     _ => return Err(bad(c, at, "stream consumer PEL")),
                 }
                 consumer.pending.insert(id);
@@ -694,7 +697,7 @@ fn read_stream(c: &mut Cursor<'_>, ty: u8) -> Result<Stream, RdbError> {
                 return Err(bad(c, at, "duplicate stream consumer"));
             }
         }
-        if group.pel.values().any(|p| p.consumer.is_empty()) {
+        if owned.len() != group.pel.len() {
             return Err(bad(c, at, "stream PEL entry without a consumer"));
         }
         if groups.groups.insert(name, group).is_some() {
