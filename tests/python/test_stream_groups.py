@@ -782,8 +782,8 @@ def test_a_consumer_named_empty_keeps_its_entries_through_dump_restore(r):
     r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
     r.restore("copy", 0, r.dump("s"))
     for key in ("s", "copy"):
-        summary = r.execute_command("XPENDING", key, "g")
-        assert summary[0] == 2
-        assert sorted(summary[3]) == [["", "1"], ["c", "1"]]
-        owners = [e[1] for e in r.execute_command("XPENDING", key, "g", "-", "+", 10)]
+        summary = r.xpending(key, "g")
+        assert summary["pending"] == 2
+        assert sorted((c["name"], c["pending"]) for c in summary["consumers"]) == [("", 1), ("c", 1)]
+        owners = [e["consumer"] for e in r.xpending_range(key, "g", "-", "+", 10)]
         assert owners == ["", "c"]
