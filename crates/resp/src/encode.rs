@@ -92,7 +92,117 @@ pub fn encode_double(d: f64) -> String {
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    format_g(d, 17)
+    g17_exact(d).unwrap_or_else(|| format_g(d, 17))
+}
+
+/// `%.17g` by integer arithmetic for the doubles replies usually carry
+/// (normal, about 1e-6 to 1e38): the 17 significant digits are the exact
+/// value scaled by a power of ten, rounded half to even as printf rounds,
+/// computed in 128 bits. `None` outside that range, where `format_g` (the
+/// general, slower path) answers.
+fn g17_exact(d: f64) -> Option<String> {
+    const POW10: [u128; 23] = {
+        let mut t = [1u128; 23];
+        let mut i = 1;
+        while i < 23 {
+            t[i] = t[i - 1] * 10;
+            i += 1;
+        }
+        t
+    };
+    let bits = d.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 || biased == 0x7ff {
+        return None; // zero, subnormal, inf, nan
+    }
+    let m = u128::from((bits & ((1u64 << 52) - 1)) | (1u64 << 52));
+    // |d| = m * 2^e
+    let e = biased - 1075;
+    // |d| * 10^k, truncated and rounded half to even.
+    let scaled = |k: i32| -> Option<(u128, u128)> {
+        let (q, up) = if (0..=22).contains(&k) {
+            let num = m * POW10[k as usize];
+            if e >= 0 {
+                let n = num.checked_mul(1u128.checked_shl(e as u32)?)?;
+                return Some((n, n));
+            }
+            let s = (-e) as u32;
+            if s >= 127 {
+                return None;
+            }
+            let q = num >> s;
+            let r = num & ((1u128 << s) - 1);
+            let half = 1u128 << (s - 1);
+            (q, r > half || (r == half && q & 1 == 1))
+        } else if (-22..0).contains(&k) && (0..=74).contains(&e) {
+            let num = m << e;
+            let p = POW10[(-k) as usize];
+            let (q, r) = (num / p, num % p);
+            (q, r * 2 > p || (r * 2 == p && q & 1 == 1))
+        } else {
+            return None;
+        };
+        Some((q, q + u128::from(up)))
+    };
+    let mut exp10 = d.abs().log10().floor() as i32;
+    let (mut q, mut n) = scaled(16 - exp10)?;
+    // log10 can be one off near powers of ten: settle on the exponent whose
+    // exact (unrounded) digits number 17.
+    for _ in 0..2 {
+        if q >= POW10[17] {
+            exp10 += 1;
+        } else if q < POW10[16] {
+            exp10 -= 1;
+        } else {
+            break;
+        }
+        (q, n) = scaled(16 - exp10)?;
+    }
+    if !(POW10[16]..POW10[17]).contains(&q) {
+        return None;
+    }
+    if n == POW10[17] {
+        // Rounding carried into an 18th digit: printf moves the exponent.
+        n = POW10[16];
+        exp10 += 1;
+    }
+    let digits = n.to_string();
+    let mut out = String::with_capacity(26);
+    if d < 0.0 {
+        out.push('-');
+    }
+    if !(-4..17).contains(&exp10) {
+        let (lead, rest) = digits.split_at(1);
+        out.push_str(lead);
+        let rest = rest.trim_end_matches('0');
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        let sign = if exp10 < 0 { '-' } else { '+' };
+        out.push('e');
+        out.push(sign);
+        let a = exp10.unsigned_abs();
+        if a < 10 {
+            out.push('0');
+        }
+        out.push_str(&a.to_string());
+    } else if exp10 >= 0 {
+        let (int, frac) = digits.split_at(exp10 as usize + 1);
+        out.push_str(int);
+        let frac = frac.trim_end_matches('0');
+        if !frac.is_empty() {
+            out.push('.');
+            out.push_str(frac);
+        }
+    } else {
+        out.push_str("0.");
+        for _ in 0..(-exp10 - 1) {
+            out.push('0');
+        }
+        out.push_str(digits.trim_end_matches('0'));
+    }
+    Some(out)
 }
 
 /// C's `%.{prec}g`.
@@ -321,6 +431,53 @@ mod tests {
         assert_eq!(encode_double(990.7775675675675), "990.77756756756753");
         assert_eq!(encode_double(-2.5), "-2.5");
         assert_eq!(encode_double(0.9), "0.90000000000000002");
+    }
+
+    /// The integer path gives `format_g`'s text for every double it takes on.
+    #[test]
+    fn g17_exact_agrees_with_the_general_path() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut taken = 0;
+        let mut check = |d: f64| {
+            if let Some(fast) = g17_exact(d) {
+                assert_eq!(fast, format_g(d, 17), "{d:e}");
+                taken += 1;
+            }
+        };
+        for _ in 0..200_000 {
+            // Any bit pattern, then values of the sizes replies carry.
+            check(f64::from_bits(next()));
+            let mag = (next() % 40) as i32 - 8;
+            check((next() >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi(mag));
+            check((next() % 1_000_000) as f64 / 1000.0);
+            check(-((next() % (1 << 60)) as f64));
+        }
+        for d in [
+            1e16,
+            1e17,
+            9.999999999999999e16,
+            0.1,
+            0.5,
+            2.5,
+            1e-5,
+            1e-6,
+            123456789012345680.0,
+            1e22,
+            1e23,
+            990.7775675675675,
+            500.12604198863295,
+            4503599627370497.5,
+        ] {
+            check(d);
+            check(-d);
+        }
+        assert!(taken > 300_000, "{taken}");
     }
 
     /// The digits placed around the point equal a second `%f`-style
