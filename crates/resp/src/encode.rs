@@ -382,6 +382,25 @@ impl BulkArray {
         self.count += 1;
     }
 
+    /// Starts an element that is itself an array of `len` parts; the parts
+    /// follow with [`BulkArray::part`] and [`BulkArray::part_array`].
+    pub fn push_array(&mut self, len: usize) {
+        put_int_line(&mut self.buf, b'*', len as i64);
+        self.count += 1;
+    }
+
+    /// A bulk string inside an element [`BulkArray::push_array`] started.
+    pub fn part(&mut self, b: &[u8]) {
+        put_int_line(&mut self.buf, b'$', b.len() as i64);
+        self.buf.extend_from_slice(b);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// A nested array header inside an element, its `len` parts following.
+    pub fn part_array(&mut self, len: usize) {
+        put_int_line(&mut self.buf, b'*', len as i64);
+    }
+
     pub fn len(&self) -> usize {
         self.count
     }

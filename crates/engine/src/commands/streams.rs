@@ -32,6 +32,7 @@ use bytes::Bytes;
 use keel_resp::Frame;
 use keel_store::stream::{id::parse_redis, Entry, Stream, StreamId, TrimTo};
 use keel_store::{Value, ValueType};
+use std::fmt::Write as _;
 
 pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &XADD, &XRANGE, &XREVRANGE, &XLEN, &XDEL, &XTRIM, &XSETID, &XREAD,
@@ -102,9 +103,23 @@ pub(crate) fn entry_reply(e: &Entry<'_>) -> Frame {
     ])
 }
 
-/// Entries as an array of [`entry_reply`]s.
+/// Entries as an array of [`entry_reply`]s, encoded straight into one buffer
+/// as the entries are read (no frame per field).
 pub(crate) fn entries_reply<'a>(entries: impl Iterator<Item = Entry<'a>>) -> Frame {
-    Frame::Array(entries.map(|e| entry_reply(&e)).collect())
+    let mut out = keel_resp::BulkArray::new();
+    let mut id = String::with_capacity(41);
+    for e in entries {
+        out.push_array(2);
+        id.clear();
+        let _ = write!(id, "{}", e.id);
+        out.part(id.as_bytes());
+        out.part_array(2 * e.field_count());
+        for (f, v) in e.fields() {
+            out.part(f);
+            out.part(v);
+        }
+    }
+    out.finish()
 }
 
 fn id_bulk(id: StreamId) -> Bytes {
