@@ -242,6 +242,20 @@ impl CuckooFilter {
         })
     }
 
+    /// Starts loading the buckets a lookup of `item` reads in the newest
+    /// sub-filter, for a command a batch is about to run (a hint only).
+    pub fn prefetch(&self, item: &[u8]) {
+        let l = Lookup::of(item);
+        let bs = self.bs();
+        if let Some(f) = self.filters.last() {
+            for at in [f.bucket(l.h1, bs), f.bucket(l.h2, bs)] {
+                if let Some(slot) = f.slots.get(at) {
+                    crate::prefetch::prefetch(slot);
+                }
+            }
+        }
+    }
+
     /// CF.EXISTS.
     pub fn exists(&self, item: &[u8]) -> bool {
         self.contains(&Lookup::of(item))

@@ -52,8 +52,8 @@ fn read_chain<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t Chain>,
     }
 }
 
-/// For a pipelined BF.ADD or BF.EXISTS still waiting its turn: start loading
-/// the filter lines it will probe (each a likely cache miss in a large
+/// For a pipelined BF.ADD, BF.EXISTS, CF.ADD or CF.EXISTS still waiting its turn: start loading
+/// the filter lines or buckets it will probe (each a likely cache miss in a large
 /// filter), as the executor already does for every command's key. Anything
 /// else is left alone; a hint only, it changes nothing.
 pub(crate) fn prefetch(table: &keel_store::Table, argv: &[Bytes]) {
@@ -65,6 +65,11 @@ pub(crate) fn prefetch(table: &keel_store::Table, argv: &[Bytes]) {
     } else if is(name, "BF.EXISTS") {
         false
     } else {
+        if is(name, "CF.EXISTS") || is(name, "CF.ADD") {
+            if let Some(Value::Cuckoo(cf)) = table.find_for_hint(key).map(|e| &e.value) {
+                cf.prefetch(item);
+            }
+        }
         return;
     };
     if let Some(Value::Bloom(chain)) = table.find_for_hint(key).map(|e| &e.value) {
