@@ -22,6 +22,7 @@
 //! offsets) is checked before it is used: a bad value is a [`BloomError`],
 //! never a panic, an out-of-bounds write or an unbounded allocation.
 
+pub use crate::murmur::murmur64a;
 use std::fmt;
 
 /// `ln(2)^2` and `ln(2)` as RedisBloom writes them (15 significant digits).
@@ -32,10 +33,9 @@ const LN2_SQUARED: f64 = 0.480453013918201;
 #[allow(clippy::approx_constant)] // deliberately RedisBloom's truncation
 const LN2: f64 = 0.693147180559945;
 
-/// MurmurHash64A's multiplier and shift; the multiplier is also the seed of
-/// the first of the two hashes.
+/// MurmurHash64A's multiplier, which RedisBloom also uses as the seed of the
+/// first of an item's two hashes.
 const MURMUR_M: u64 = 0xc6a4_a793_5bd1_e995;
-const MURMUR_R: u32 = 47;
 
 /// The largest initial capacity RedisBloom accepts.
 pub const MAX_CAPACITY: u64 = 1 << 30;
@@ -129,35 +129,6 @@ pub enum BloomError {
     /// A dump header or chunk that does not describe this filter.
     #[error("ERR received bad data")]
     BadData,
-}
-
-/// MurmurHash64A of `data` with `seed` (the 64-bit variant for 64-bit
-/// platforms, reading blocks little-endian).
-pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
-    let mut h = seed ^ (data.len() as u64).wrapping_mul(MURMUR_M);
-    let mut blocks = data.chunks_exact(8);
-    for block in &mut blocks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(block);
-        let mut k = u64::from_le_bytes(word);
-        k = k.wrapping_mul(MURMUR_M);
-        k ^= k >> MURMUR_R;
-        k = k.wrapping_mul(MURMUR_M);
-        h ^= k;
-        h = h.wrapping_mul(MURMUR_M);
-    }
-    let tail = blocks.remainder();
-    if !tail.is_empty() {
-        // The tail bytes fill the low end of a word, first byte lowest.
-        let mut word = [0u8; 8];
-        word[..tail.len()].copy_from_slice(tail);
-        h ^= u64::from_le_bytes(word);
-        h = h.wrapping_mul(MURMUR_M);
-    }
-    h ^= h >> MURMUR_R;
-    h = h.wrapping_mul(MURMUR_M);
-    h ^= h >> MURMUR_R;
-    h
 }
 
 /// The two hashes of an item, computed once and shared by every link.

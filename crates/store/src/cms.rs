@@ -14,39 +14,11 @@
 //!
 //! Pure data structure: no RESP, no engine.
 
+use crate::murmur::murmur2;
+
 /// Keel's cap on `width * depth` (4 GiB of counters): RedisBloom allocates
 /// whatever the dimensions ask for; Keel refuses what it could not hold.
 pub const MAX_CELLS: u64 = 1 << 30;
-
-/// MurmurHash2, 32-bit, as Austin Appleby wrote it (little-endian blocks).
-pub fn murmur2(data: &[u8], seed: u32) -> u32 {
-    const M: u32 = 0x5bd1_e995;
-    let mut h = seed ^ data.len() as u32;
-    let mut blocks = data.chunks_exact(4);
-    for b in &mut blocks {
-        let mut k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        k = k.wrapping_mul(M);
-        k ^= k >> 24;
-        k = k.wrapping_mul(M);
-        h = h.wrapping_mul(M);
-        h ^= k;
-    }
-    let tail = blocks.remainder();
-    if tail.len() >= 3 {
-        h ^= u32::from(tail[2]) << 16;
-    }
-    if tail.len() >= 2 {
-        h ^= u32::from(tail[1]) << 8;
-    }
-    if let Some(&b) = tail.first() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> 13;
-    h = h.wrapping_mul(M);
-    h ^= h >> 15;
-    h
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CountMinSketch {

@@ -27,6 +27,7 @@
 //! end of the string. A sparse edit then only ever meets a well-formed code;
 //! it still reads through checked indexing, so a bug cannot read out of bounds.
 
+use crate::murmur::murmur64a;
 use thiserror::Error;
 
 /// Index bits of the hash: 2^14 registers.
@@ -143,33 +144,6 @@ pub fn invalidate(s: &mut [u8]) {
     if let Some(b) = s.get_mut(15) {
         *b |= STALE_BIT;
     }
-}
-
-/// MurmurHash64A, as Redis computes it (blocks read little endian).
-pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xc6a4_a793_5bd1_e995;
-    const R: u32 = 47;
-    let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
-    let mut blocks = data.chunks_exact(8);
-    for block in &mut blocks {
-        let mut k = u64::from_le_bytes(block.try_into().unwrap_or([0; 8]));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h ^= k;
-        h = h.wrapping_mul(M);
-    }
-    let tail = blocks.remainder();
-    if !tail.is_empty() {
-        for (i, &b) in tail.iter().enumerate() {
-            h ^= u64::from(b) << (8 * i);
-        }
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> R;
-    h = h.wrapping_mul(M);
-    h ^= h >> R;
-    h
 }
 
 /// The register an element lands in and the value it offers: the low 14

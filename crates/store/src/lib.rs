@@ -20,6 +20,7 @@ pub mod index;
 pub mod keyspace;
 pub mod list;
 pub mod longdouble;
+pub mod murmur;
 pub mod num;
 pub mod packed;
 pub mod prefetch;

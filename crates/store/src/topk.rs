@@ -21,6 +21,7 @@
 //! decision was close; Keel gives each sketch its own generator, so the same
 //! commands always give the same sketch.
 
+use crate::murmur::murmur2;
 use std::cmp::Reverse;
 
 /// Entries in the decay lookup table (`decay^0 ..= decay^255`).
@@ -38,36 +39,6 @@ pub const HEAP_SLOT_BYTES: usize = 24;
 /// The most bytes of counters and heap one sketch may ask for; above it
 /// creation fails as RedisBloom's does when its allocation fails.
 pub const MAX_SKETCH_BYTES: u64 = 1 << 32;
-
-/// MurmurHash2, Austin Appleby's 32-bit hash, as RedisBloom uses it.
-pub fn murmur2(data: &[u8], seed: u32) -> u32 {
-    const M: u32 = 0x5bd1_e995;
-    let mut h = seed ^ (data.len() as u32);
-    let mut chunks = data.chunks_exact(4);
-    for c in &mut chunks {
-        let mut k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        k = k.wrapping_mul(M);
-        k ^= k >> 24;
-        k = k.wrapping_mul(M);
-        h = h.wrapping_mul(M);
-        h ^= k;
-    }
-    let tail = chunks.remainder();
-    if tail.len() >= 3 {
-        h ^= u32::from(tail[2]) << 16;
-    }
-    if tail.len() >= 2 {
-        h ^= u32::from(tail[1]) << 8;
-    }
-    if let Some(&b) = tail.first() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> 13;
-    h = h.wrapping_mul(M);
-    h ^= h >> 15;
-    h
-}
 
 /// glibc's `rand()`: the additive feedback generator of `random()` with its
 /// default 31-word state (TYPE_3), seeded the way `srandom` seeds it.
