@@ -507,8 +507,15 @@ pub(crate) const MISCONF: &str =
 /// Flush what a top-level command produced: effects to the sink (locks still
 /// held) and hit/miss counters.
 pub(crate) fn finish(ctx: &mut Ctx<'_>) {
-    if !ctx.effects.is_empty() {
-        let aof = &ctx.engine.persist.aof;
+    let aof = &ctx.engine.persist.aof;
+    if ctx.effects.is_empty() {
+        if aof.on() {
+            let seq = aof.read_barrier();
+            if seq != 0 {
+                ctx.session.handle.aof_seq.fetch_max(seq, Ordering::Relaxed);
+            }
+        }
+    } else {
         if aof.on() {
             let seq = aof.append(&ctx.effects, ctx.tick.now_ms());
             ctx.session.handle.aof_seq.fetch_max(seq, Ordering::Relaxed);

@@ -72,6 +72,10 @@ pub struct Aof {
     /// The position every byte before which is written (and, under
     /// `always`, fsynced).
     durable: AtomicU64,
+    /// `Pending::appended`, readable without the lock: the position a
+    /// reply that only read must wait for, since what it read may come from
+    /// another connection's write not yet on disk.
+    appended: AtomicU64,
     pub policy: AtomicU8,
     /// Installed by the server: wakes connections waiting on `durable`.
     pub on_durable: OnceLock<Box<dyn Fn() + Send + Sync>>,
@@ -123,6 +127,7 @@ impl Default for Aof {
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
             durable: AtomicU64::new(0),
+            appended: AtomicU64::new(0),
             policy: AtomicU8::new(FSYNC_EVERYSEC),
             on_durable: OnceLock::new(),
             writer: Mutex::new(None),
@@ -173,11 +178,26 @@ impl Aof {
         let added = (p.buf.len() - start) as u64;
         p.appended += added;
         let end = p.appended;
+        self.appended.store(end, Ordering::Release);
         drop(p);
         if wake {
             self.wake.notify_one();
         }
         end
+    }
+
+    /// Under `appendfsync always`, the position a reply of a command that
+    /// logged nothing waits for: everything logged before it ran, as Redis
+    /// sends no reply before the fsync of what was logged before it. A read
+    /// then never shows a write, or an eviction, that a crash could undo.
+    /// 0 under the other policies.
+    #[inline]
+    pub fn read_barrier(&self) -> u64 {
+        if self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
+            self.appended.load(Ordering::Acquire)
+        } else {
+            0
+        }
     }
 
     /// Whether a reply covering position `seq` must still wait.
