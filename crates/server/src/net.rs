@@ -968,7 +968,11 @@ async fn connection_loop<S: Conn>(
             }
             let seq = handle.aof_seq.swap(0, Ordering::Relaxed);
             if seq != 0 {
-                wait_durable(engine, seq).await;
+                if engine.persist.aof.waits_for_fsync() {
+                    wait_durable(engine, seq).await;
+                } else {
+                    engine.persist.aof.write_through(seq);
+                }
             }
             if !wbuf.is_empty() && !write_replies(engine, &handle, stream, &mut wbuf, wake).await? {
                 return Ok(());

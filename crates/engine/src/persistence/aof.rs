@@ -1,9 +1,16 @@
 //! The append-only file as the engine drives it: effects arrive from the
 //! executor (under the writers' shard locks, so the buffer's order is the
-//! execution order), one background thread writes them, and with
-//! `appendfsync always` it fsyncs once for everything that arrived while the
-//! previous fsync ran (group commit). Connections wait for their own position
-//! (`durable`) before their replies leave; no worker touches the disk.
+//! execution order) and are written before the replies that follow them
+//! leave, as Redis writes its buffer before it answers:
+//!
+//! - under `appendfsync always`, one background thread writes and fsyncs
+//!   once for everything that arrived while the previous fsync ran (group
+//!   commit); connections wait for their own position (`durable`);
+//! - under `everysec` and `no`, the connection about to send replies writes
+//!   everything pending itself ([`Aof::write_through`], one `write` for every
+//!   connection's effects so far), so a crash of the process never loses an
+//!   acknowledged write; the thread fsyncs once a second (`everysec`) and
+//!   writes what no reply waited for (expiry and eviction from the cron).
 //!
 //! The files are Redis 7's multi-part layout (`keel_persist::aof`): a base
 //! (an RDB preamble or commands), incremental files, and a manifest naming
@@ -72,6 +79,13 @@ pub struct Aof {
     /// The position every byte before which is written (and, under
     /// `always`, fsynced).
     durable: AtomicU64,
+    /// The position every byte before which is written.
+    written: AtomicU64,
+    /// The file and what is written to it; whoever writes holds this, so
+    /// the file's order is the buffer's.
+    out: Mutex<Out>,
+    /// Bytes are written but not yet fsynced.
+    unsynced: AtomicBool,
     /// `Pending::appended`, readable without the lock: the position a
     /// reply that only read must wait for, since what it read may come from
     /// another connection's write not yet on disk.
@@ -86,6 +100,15 @@ pub struct Aof {
     pub files: Mutex<AofFiles>,
     pub stats: AofStats,
     pub timestamps: AtomicBool,
+}
+
+/// The incremental file being written, shared by the thread and the
+/// connections that write through.
+#[derive(Default)]
+struct Out {
+    file: Option<Arc<File>>,
+    /// The buffer handed back to `Pending` after a write, to keep its capacity.
+    spare: Vec<u8>,
 }
 
 /// Where the AOF lives and what its manifest says.
@@ -127,6 +150,9 @@ impl Default for Aof {
             pending: Mutex::new(Pending::default()),
             wake: Condvar::new(),
             durable: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            out: Mutex::new(Out::default()),
+            unsynced: AtomicBool::new(false),
             appended: AtomicU64::new(0),
             policy: AtomicU8::new(FSYNC_EVERYSEC),
             on_durable: OnceLock::new(),
@@ -180,32 +206,86 @@ impl Aof {
         let end = p.appended;
         self.appended.store(end, Ordering::Release);
         drop(p);
-        if wake {
+        if wake && self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
             self.wake.notify_one();
         }
         end
     }
 
-    /// Under `appendfsync always`, the position a reply of a command that
-    /// logged nothing waits for: everything logged before it ran, as Redis
-    /// sends no reply before the fsync of what was logged before it. A read
-    /// then never shows a write, or an eviction, that a crash could undo.
-    /// 0 under the other policies.
+    /// The position a reply of a command that logged nothing waits for:
+    /// everything logged before it ran, as Redis sends no reply before it
+    /// has written (and under `always`, fsynced) what was logged before. A
+    /// read then never shows a write, or an eviction, that a crash undoes.
     #[inline]
     pub fn read_barrier(&self) -> u64 {
-        if self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
-            self.appended.load(Ordering::Acquire)
-        } else {
-            0
-        }
+        self.appended.load(Ordering::Acquire)
     }
 
-    /// Whether a reply covering position `seq` must still wait.
+    /// Whether a reply covering position `seq` must wait for the thread's
+    /// fsync (`appendfsync always`).
     #[inline]
     pub fn must_wait(&self, seq: u64) -> bool {
         seq > self.durable.load(Ordering::Acquire)
             && self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS
             && self.running.load(Ordering::Relaxed)
+    }
+
+    /// Whether replies covering `seq` are held for the fsync thread rather
+    /// than written through.
+    #[inline]
+    pub fn waits_for_fsync(&self) -> bool {
+        self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS
+    }
+
+    /// Under `everysec` and `no`: make sure every byte before `seq` is
+    /// written to the file before a reply covering it leaves. Whoever comes
+    /// first writes everything pending, for every connection.
+    pub fn write_through(&self, seq: u64) {
+        if seq <= self.written.load(Ordering::Acquire) || !self.running.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut out = self.out.lock();
+        if seq <= self.written.load(Ordering::Acquire) {
+            return;
+        }
+        self.drain(&mut out);
+        if !self.waits_for_fsync() {
+            let w = self.written.load(Ordering::Acquire);
+            self.durable.fetch_max(w, Ordering::AcqRel);
+        }
+    }
+
+    /// Write everything appended so far, switching files where a rewrite
+    /// flipped them. The caller holds `out`. Returns the position written.
+    fn drain(&self, out: &mut Out) -> u64 {
+        let (mut data, end, switch) = {
+            let mut p = self.pending.lock();
+            p.appends = 0;
+            let data = std::mem::replace(&mut p.buf, std::mem::take(&mut out.spare));
+            (data, p.appended, p.switch.take())
+        };
+        let start = end - data.len() as u64;
+        let mut rest: &[u8] = &data;
+        if let Some((at, newfile)) = switch {
+            let cut = (at.saturating_sub(start) as usize).min(rest.len());
+            if let Some(f) = out.file.as_ref() {
+                self.write_out(f, &rest[..cut]);
+                let _ = f.sync_data();
+            }
+            rest = &rest[cut..];
+            out.file = Some(Arc::new(newfile));
+            self.unsynced.store(false, Ordering::Relaxed);
+        }
+        if let Some(f) = out.file.as_ref() {
+            if !rest.is_empty() {
+                self.write_out(f, rest);
+                self.unsynced.store(true, Ordering::Relaxed);
+            }
+        }
+        self.written.fetch_max(end, Ordering::AcqRel);
+        data.clear();
+        out.spare = data;
+        end
     }
 
     /// Start logging into `incr` (already created); the writer thread
@@ -283,19 +363,16 @@ impl Aof {
     }
 
     fn writer_loop(self: Arc<Self>) {
-        let mut file: Option<File> = None;
         let mut last_sync = Instant::now();
-        let mut unsynced = false;
-        let mut spare: Vec<u8> = Vec::new();
         // Appends the previous fsync covered, and how long it took.
         let mut last_group = 0usize;
         let mut last_fsync = Duration::ZERO;
-        let mut group;
         loop {
-            let (mut data, end, switch, stop) = {
+            let (group, stop) = {
                 let mut p = self.pending.lock();
                 while p.buf.is_empty() && p.switch.is_none() && !p.stop {
                     let policy = self.policy.load(Ordering::Relaxed);
+                    let unsynced = self.unsynced.load(Ordering::Relaxed);
                     if unsynced && policy == FSYNC_EVERYSEC {
                         let left = Duration::from_secs(1).saturating_sub(last_sync.elapsed());
                         if left.is_zero() {
@@ -310,9 +387,9 @@ impl Aof {
                 }
                 let policy = self.policy.load(Ordering::Relaxed);
                 if !p.stop && p.switch.is_none() && policy != FSYNC_ALWAYS {
-                    // Without fsync per write, gather a millisecond of
-                    // commands into one write (Redis writes once per event
-                    // loop turn).
+                    // What is pending here is what no reply waited for
+                    // (the cron's expiries and evictions): gather a
+                    // millisecond of it into one write.
                     self.wake.wait_for(&mut p, Duration::from_millis(1));
                 } else if !p.stop && p.switch.is_none() && p.appends < last_group {
                     // Group commit: the clients the last fsync released are
@@ -328,36 +405,24 @@ impl Aof {
                     }
                     p.want = 0;
                 }
-                group = p.appends;
-                p.appends = 0;
-                let data = std::mem::replace(&mut p.buf, std::mem::take(&mut spare));
-                let end = p.appended;
-                (data, end, p.switch.take(), p.stop)
+                (p.appends, p.stop)
             };
-            let start = end - data.len() as u64;
-            let mut rest: &[u8] = &data;
-            if let Some((at, newfile)) = switch {
-                let cut = (at.saturating_sub(start) as usize).min(rest.len());
-                if let Some(f) = file.as_mut() {
-                    self.write_out(f, &rest[..cut]);
-                    let _ = f.sync_data();
-                }
-                rest = &rest[cut..];
-                file = Some(newfile);
-                unsynced = false;
-            }
-            if let Some(f) = file.as_mut() {
-                if !rest.is_empty() {
-                    self.write_out(f, rest);
-                    unsynced = true;
-                }
-                let policy = self.policy.load(Ordering::Relaxed);
-                let due = match policy {
-                    FSYNC_ALWAYS => unsynced,
-                    FSYNC_EVERYSEC => unsynced && last_sync.elapsed() >= Duration::from_secs(1),
-                    _ => false,
-                };
-                if due || (stop && unsynced) {
+            let mut out = self.out.lock();
+            let end = self.drain(&mut out);
+            let policy = self.policy.load(Ordering::Relaxed);
+            let unsynced = self.unsynced.load(Ordering::Relaxed);
+            let due = match policy {
+                FSYNC_ALWAYS => unsynced,
+                FSYNC_EVERYSEC => unsynced && last_sync.elapsed() >= Duration::from_secs(1),
+                _ => false,
+            };
+            if due || (stop && unsynced) {
+                // fsync without holding `out`, so connections writing
+                // through are not held behind the disk.
+                let file = out.file.clone();
+                self.unsynced.store(false, Ordering::Relaxed);
+                drop(out);
+                if let Some(f) = file {
                     let t = Instant::now();
                     let synced = f.sync_data();
                     last_fsync = t.elapsed();
@@ -367,24 +432,23 @@ impl Aof {
                             "Can't persist the append only file to disk (fsync): {e}"
                         ));
                     }
-                    last_sync = Instant::now();
-                    unsynced = false;
                 }
+                last_sync = Instant::now();
+            } else {
+                drop(out);
             }
-            self.durable.store(end, Ordering::Release);
+            self.durable.fetch_max(end, Ordering::AcqRel);
             self.notify();
-            data.clear();
-            spare = data;
             if stop {
                 return;
             }
         }
     }
 
-    fn write_out(&self, f: &mut File, bytes: &[u8]) {
+    fn write_out(&self, f: &File, bytes: &[u8]) {
         let mut tries = 0;
         loop {
-            match f.write_all(bytes) {
+            match (&*f).write_all(bytes) {
                 Ok(()) => {
                     self.stats.last_write_ok.store(true, Ordering::Relaxed);
                     self.stats
