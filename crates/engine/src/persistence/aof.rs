@@ -345,15 +345,19 @@ impl Aof {
         if !self.running.load(Ordering::Relaxed) {
             return;
         }
-        let target = self.pending.lock().appended;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let was = self.policy.swap(FSYNC_ALWAYS, Ordering::Relaxed);
-        self.wake.notify_one();
-        while self.durable.load(Ordering::Acquire) < target && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-            self.wake.notify_one();
+        let mut out = self.out.lock();
+        let end = self.drain(&mut out);
+        if let Some(f) = out.file.as_ref() {
+            if let Err(e) = f.sync_data() {
+                crate::config::log_warning(&format!(
+                    "Can't persist the append only file to disk (fsync): {e}"
+                ));
+            }
         }
-        self.policy.store(was, Ordering::Relaxed);
+        self.unsynced.store(false, Ordering::Relaxed);
+        drop(out);
+        self.durable.fetch_max(end, Ordering::AcqRel);
+        self.notify();
     }
 
     fn notify(&self) {
