@@ -30,35 +30,11 @@ KEEL=$ROOT/target/release/keel-server
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; true; }
 trap cleanup EXIT
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
 
-start() {
-	PORT=$(free_port)
-	# shellcheck disable=SC2086
-	taskset -c 0 "$KEEL" --port "$PORT" --save "" $KEEL_ARGS >/dev/null 2>&1 &
-	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-}
-stop() {
-	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-	wait "$PID" 2>/dev/null || true
-	PID=
-}
 
-# One redis-benchmark test: prints "req/s us-of-server-CPU/req".
-rb_test() {
-	local pipeline=$1 t0 t1 rps
-	shift
-	t0=$(ticks "$PID")
-	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -r 100000000 -P "$pipeline" --csv "$@" 2>/dev/null |
-		tail -1 | cut -d, -f2 | tr -d '"')
-	t1=$(ticks "$PID")
-	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
-}
 
 throughput() {
 	echo "### CF.ADD / CF.EXISTS and CMS.INCRBY / CMS.QUERY next to SET / GET (one keel-server)"
@@ -73,17 +49,17 @@ throughput() {
 	for p in 1 16; do
 		declare -A R=() C=()
 		for _ in $(seq "$RUNS"); do
-			start
+			start_server keel
 			redis-cli -p "$PORT" cf.reserve cf 10000000 >/dev/null
 			redis-cli -p "$PORT" cms.initbyprob cms 0.0001 0.001 >/dev/null
 			for i in "${!names[@]}"; do
 				local a c
 				# shellcheck disable=SC2086
-				read -r a c < <(rb_test "$p" ${cmds[$i]})
+				read -r a c < <(rb_test "$p" -r 100000000 ${cmds[$i]})
 				R[${names[$i]}]+="$a "
 				C[${names[$i]}]+="$c "
 			done
-			stop
+			stop_server
 		done
 		m() { printf '%s\n' $1 | median; }
 		row() {
@@ -107,7 +83,7 @@ memory() {
 	echo
 	echo "| value | CF.INFO Size | RedisBloom bytes | MEMORY USAGE |"
 	echo "|---|---:|---:|---:|"
-	start
+	start_server keel
 	for c in 1000 1000000 100000000; do
 		redis-cli -p "$PORT" cf.reserve "cf$c" "$c" >/dev/null
 		local size mu
@@ -127,7 +103,7 @@ memory() {
 		echo "| CMS.INITBYDIM $1 $2 | - | $(($1 * $2 * 4)) counters | $mu |"
 		redis-cli -p "$PORT" del cms >/dev/null
 	done
-	stop
+	stop_server
 	echo
 }
 

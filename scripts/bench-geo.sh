@@ -29,30 +29,10 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
 
-# Start a pinned server ("keel" or "redis") on a free port: sets PORT and PID.
-start() {
-	PORT=$(free_port)
-	if [[ $1 == keel ]]; then
-		# shellcheck disable=SC2086
-		taskset -c 0 "$KEEL" --port "$PORT" --bind 127.0.0.1 --save "" $KEEL_ARGS >/dev/null 2>&1 &
-	else
-		taskset -c 0 redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-			--dir "$WORK" >/dev/null 2>&1 &
-	fi
-	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-}
-stop() {
-	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-	wait "$PID" 2>/dev/null || true
-	PID=
-}
 
 # The same POINTS points on every server, 1000 per GEOADD, pipelined.
 load() {
@@ -84,16 +64,6 @@ for _ in range(sent):
 PY
 }
 
-# One redis-benchmark test against the running server: prints "req/s us/req".
-rb_test() {
-	local pipeline=$1 t0 t1 rps
-	shift
-	t0=$(ticks "$PID")
-	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -r "$POINTS" -P "$pipeline" --csv "$@" 2>/dev/null |
-		tail -1 | cut -d, -f2 | tr -d '"')
-	t1=$(ticks "$PID")
-	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
-}
 
 echo "### GEOADD and GEOSEARCH over $POINTS points: keel-server against redis-server"
 echo
@@ -102,19 +72,19 @@ echo
 declare -A R C
 for _ in $(seq "$RUNS"); do
 	for server in redis keel; do
-		start "$server"
+		start_server "$server"
 		load
 		hits=$(redis-cli -p "$PORT" geosearch pts FROMMEMBER p:000000000007 BYRADIUS "$RADIUS" km | wc -l)
 		echo "$server: $(redis-cli -p "$PORT" zcard pts) points, $hits within $RADIUS km of p:000000000007" >&2
 		for p in 1 16; do
-			read -r a c < <(rb_test "$p" GEOSEARCH pts FROMMEMBER p:__rand_int__ BYRADIUS "$RADIUS" km)
+			read -r a c < <(rb_test "$p" -r "$POINTS" GEOSEARCH pts FROMMEMBER p:__rand_int__ BYRADIUS "$RADIUS" km)
 			R[$server,search,$p]+="$a "
 			C[$server,search,$p]+="$c "
-			read -r a c < <(rb_test "$p" GEOADD adds 5.__rand_int__ 45.__rand_int__ a:__rand_int__)
+			read -r a c < <(rb_test "$p" -r "$POINTS" GEOADD adds 5.__rand_int__ 45.__rand_int__ a:__rand_int__)
 			R[$server,add,$p]+="$a "
 			C[$server,add,$p]+="$c "
 		done
-		stop
+		stop_server
 	done
 done
 m() { tr ' ' '\n' | grep . | median; }

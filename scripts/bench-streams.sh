@@ -28,42 +28,12 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/{print $2+0}'; }
-HZ=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
 
-# Start a pinned server of kind $1 (keel or redis) on a free port: sets PORT and PID.
-start() {
-	PORT=$(free_port)
-	if [[ $1 == keel ]]; then
-		# shellcheck disable=SC2086
-		taskset -c 0 "$KEEL" --port "$PORT" --bind 127.0.0.1 --save "" $KEEL_ARGS >/dev/null 2>&1 &
-	else
-		taskset -c 0 redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-			--dir "$WORK" >/dev/null 2>&1 &
-	fi
-	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-}
-stop() {
-	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-	wait "$PID" 2>/dev/null || true
-	PID=
-}
 
-# One redis-benchmark test against the running server: prints "req/s us/req".
-rb_test() {
-	local pipeline=$1 t0 t1 rps
-	shift
-	t0=$(ticks "$PID")
-	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -P "$pipeline" --csv "$@" 2>/dev/null |
-		tail -1 | cut -d, -f2 | tr -d '"')
-	t1=$(ticks "$PID")
-	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
-}
 
 m() { printf '%s\n' "$@" | median; }
 
@@ -81,10 +51,10 @@ for p in 1 16; do
 	for kind in redis keel; do
 		add_r=() add_c=() read_r=() read_c=()
 		for _ in $(seq "$RUNS"); do
-			start "$kind"
+			start_server "$kind"
 			read -r a b < <(rb_test "$p" XADD s '*' f v); add_r+=("$a"); add_c+=("$b")
 			read -r a b < <(rb_test "$p" XREAD COUNT 10 STREAMS s 0); read_r+=("$a"); read_c+=("$b")
-			stop
+			stop_server
 		done
 		r[$kind-add]=$(m "${add_r[@]}"); c[$kind-add]=$(m "${add_c[@]}")
 		r[$kind-read]=$(m "${read_r[@]}"); c[$kind-read]=$(m "${read_c[@]}")
@@ -109,11 +79,11 @@ one = b"*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nf\r\n$1\r\nv\r\n"
 sys.stdout.buffer.write(one * int(sys.argv[1]))
 EOF
 for kind in redis keel; do
-	start "$kind"
+	start_server "$kind"
 	u0=$(used "$PORT")
 	redis-cli -p "$PORT" --pipe <"$WORK/xadd.resp" >/dev/null
 	u1=$(used "$PORT")
 	awk -v k="$kind" -v d=$((u1 - u0)) -v n="$MEM_ENTRIES" 'BEGIN{printf "| %s | %d | %.1f |\n", k, d, d / n}'
-	stop
+	stop_server
 done
 echo

@@ -1,0 +1,48 @@
+# Shared helpers for the bench-*.sh scripts: source it after setting ROOT.
+#
+#   free_port            a free TCP port on 127.0.0.1
+#   ticks PID            user+system clock ticks of a process (divide by $HZ)
+#   median               median of the numbers on stdin
+#   start_server KIND    start "keel" ($KEEL with $KEEL_ARGS) or "redis" (Debian's
+#                        redis-server, files in $WORK) pinned to CPU 0 on a free
+#                        port; sets PORT and PID and waits until it answers PING
+#   stop_server          SHUTDOWN NOSAVE the server started last and reap it
+#   rb_test P ARGS...    one redis-benchmark run (-c 50 -n $N -P P, pinned to
+#                        CPU 1) against it; prints "req/s server-µs-per-request"
+# shellcheck shell=bash
+
+HZ=$(getconf CLK_TCK)
+PID=${PID:-}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
+
+start_server() {
+	PORT=$(free_port)
+	if [[ $1 == keel ]]; then
+		# shellcheck disable=SC2086
+		taskset -c 0 "$KEEL" --port "$PORT" --bind 127.0.0.1 --save "" $KEEL_ARGS >/dev/null 2>&1 &
+	else
+		taskset -c 0 redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
+			--dir "${WORK:-/tmp}" >/dev/null 2>&1 &
+	fi
+	PID=$!
+	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+}
+
+stop_server() {
+	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
+	wait "$PID" 2>/dev/null || true
+	PID=
+}
+
+rb_test() {
+	local pipeline=$1 t0 t1 rps
+	shift
+	t0=$(ticks "$PID")
+	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -P "$pipeline" --csv "$@" 2>/dev/null |
+		tail -1 | cut -d, -f2 | tr -d '"')
+	t1=$(ticks "$PID")
+	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
+}
