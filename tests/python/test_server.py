@@ -81,6 +81,96 @@ def test_info_default_fields(r):
         assert "keel_version" in info
 
 
+# Every field Redis 7.0.15 prints in these sections with no replica, module,
+# key or command stat (monitoring tools read them by name).
+REDIS_7_FIELDS = {
+    "server": """redis_version redis_git_sha1 redis_git_dirty redis_build_id redis_mode os arch_bits
+        monotonic_clock multiplexing_api atomicvar_api gcc_version process_id process_supervised
+        run_id tcp_port server_time_usec uptime_in_seconds uptime_in_days hz configured_hz
+        lru_clock executable config_file io_threads_active""",
+    "clients": """connected_clients cluster_connections maxclients client_recent_max_input_buffer
+        client_recent_max_output_buffer blocked_clients tracking_clients
+        clients_in_timeout_table""",
+    "memory": """used_memory used_memory_human used_memory_rss used_memory_rss_human
+        used_memory_peak used_memory_peak_human used_memory_peak_perc used_memory_overhead
+        used_memory_startup used_memory_dataset used_memory_dataset_perc allocator_allocated
+        allocator_active allocator_resident total_system_memory total_system_memory_human
+        used_memory_lua used_memory_vm_eval used_memory_lua_human used_memory_scripts_eval
+        number_of_cached_scripts number_of_functions number_of_libraries
+        used_memory_vm_functions used_memory_vm_total used_memory_vm_total_human
+        used_memory_functions used_memory_scripts used_memory_scripts_human maxmemory
+        maxmemory_human maxmemory_policy allocator_frag_ratio allocator_frag_bytes
+        allocator_rss_ratio allocator_rss_bytes rss_overhead_ratio rss_overhead_bytes
+        mem_fragmentation_ratio mem_fragmentation_bytes mem_not_counted_for_evict
+        mem_replication_backlog mem_total_replication_buffers mem_clients_slaves
+        mem_clients_normal mem_cluster_links mem_aof_buffer mem_allocator active_defrag_running
+        lazyfree_pending_objects lazyfreed_objects""",
+    "stats": """total_connections_received total_commands_processed instantaneous_ops_per_sec
+        total_net_input_bytes total_net_output_bytes total_net_repl_input_bytes
+        total_net_repl_output_bytes instantaneous_input_kbps instantaneous_output_kbps
+        instantaneous_input_repl_kbps instantaneous_output_repl_kbps rejected_connections
+        sync_full sync_partial_ok sync_partial_err expired_keys expired_stale_perc
+        expired_time_cap_reached_count expire_cycle_cpu_milliseconds evicted_keys
+        evicted_clients total_eviction_exceeded_time current_eviction_exceeded_time
+        keyspace_hits keyspace_misses pubsub_channels pubsub_patterns pubsubshard_channels
+        latest_fork_usec total_forks migrate_cached_sockets slave_expires_tracked_keys
+        active_defrag_hits active_defrag_misses active_defrag_key_hits
+        active_defrag_key_misses total_active_defrag_time current_active_defrag_time
+        tracking_total_keys tracking_total_items tracking_total_prefixes
+        unexpected_error_replies total_error_replies dump_payload_sanitizations
+        total_reads_processed total_writes_processed io_threaded_reads_processed
+        io_threaded_writes_processed reply_buffer_shrinks reply_buffer_expands""",
+    "cpu": """used_cpu_sys used_cpu_user used_cpu_sys_children used_cpu_user_children
+        used_cpu_sys_main_thread used_cpu_user_main_thread""",
+}
+
+
+@pytest.mark.parametrize("section", sorted(REDIS_7_FIELDS))
+def test_info_has_every_redis_7_field(r, section):
+    text = raw(r, "INFO", section).decode()
+    names = [line.split(":", 1)[0] for line in text.split("\r\n")[1:] if line]
+    missing = [f for f in REDIS_7_FIELDS[section].split() if f not in names]
+    assert missing == []
+    # Redis's order, Keel's own fields aside.
+    ours = [n for n in names if n in REDIS_7_FIELDS[section].split()]
+    assert ours == [f for f in REDIS_7_FIELDS[section].split() if f in ours]
+
+
+def test_info_memory_overhead_and_dataset_add_up(r):
+    r.set("big", "x" * 200_000)
+    m = r.info("memory")
+    assert 0 < m["used_memory_startup"] <= m["used_memory_overhead"] <= m["used_memory"]
+    assert m["used_memory_dataset"] == m["used_memory"] - m["used_memory_overhead"]
+    # The 200 kB value is dataset, not overhead.
+    assert m["used_memory_dataset"] >= 200_000
+    perc = float(m["used_memory_dataset_perc"].rstrip("%"))
+    expect = 100 * m["used_memory_dataset"] / (m["used_memory"] - m["used_memory_startup"])
+    assert abs(perc - expect) < 0.01
+    s = r.memory_stats()
+    assert s["startup.allocated"] == m["used_memory_startup"]
+    assert s["dataset.bytes"] == s["total.allocated"] - s["overhead.total"]
+    keys = s["keys.count"]
+    assert s["keys.bytes-per-key"] == (s["total.allocated"] - s["startup.allocated"]) // keys
+    for field in ("clients.normal", "aof.buffer", "lua.caches", "functions.caches",
+                  "dataset.percentage", "allocator.allocated", "allocator.resident"):
+        assert field in s
+    assert set(s["db.0"]) >= {"overhead.hashtable.main", "overhead.hashtable.expires"}
+
+
+def test_info_counts_reads_and_writes(r):
+    before = r.info("stats")
+    for _ in range(5):
+        r.ping()
+    after = r.info("stats")
+    assert after["total_reads_processed"] - before["total_reads_processed"] >= 6
+    assert after["total_writes_processed"] - before["total_writes_processed"] >= 6
+    assert r.info("server")["atomicvar_api"] == "c11-builtin"
+    assert r.info("memory")["number_of_libraries"] == 0
+    r.function_load("#!lua name=lib1\nredis.register_function('f1', function() return 1 end)")
+    assert r.info("memory")["number_of_libraries"] == 1
+    r.function_delete("lib1")
+
+
 def test_info_raw_layout(r):
     r.set("k", "v")
     text = raw(r, "INFO")

@@ -43,6 +43,7 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
     let start = Instant::now();
     let shards = engine.keyspace.shard_count();
     let mut removed = 0usize;
+    let mut capped = false;
     let mut keys = Vec::with_capacity(BATCH);
     for _ in 0..shards {
         let idx = cursor.next_shard % shards;
@@ -89,6 +90,7 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
                     }
                     if start.elapsed() >= budget {
                         exhausted = false;
+                        capped = true;
                         break;
                     }
                 }
@@ -102,6 +104,7 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
         }
         cursor.next_shard = (idx + 1) % shards;
         if start.elapsed() >= budget {
+            capped = true;
             break;
         }
     }
@@ -109,10 +112,13 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
         .stats
         .expired_keys
         .fetch_add(removed as u64, Ordering::Relaxed);
-    engine
-        .stats
-        .active_expire_cycles
-        .fetch_add(1, Ordering::Relaxed);
+    let st = &engine.stats;
+    st.active_expire_cycles.fetch_add(1, Ordering::Relaxed);
+    st.expire_cycle_us
+        .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+    if capped {
+        st.expire_time_cap_reached.fetch_add(1, Ordering::Relaxed);
+    }
     let monitor = engine.config.ops.latency_monitor_ms.load(Ordering::Relaxed);
     let ms = start.elapsed().as_millis() as u64;
     let now_s = engine.now_ms() / 1000;

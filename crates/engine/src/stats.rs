@@ -90,8 +90,20 @@ pub struct Stats {
     pub connected_clients: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    /// Socket reads that returned data, and reply flushes (INFO
+    /// total_reads_processed / total_writes_processed).
+    pub reads_processed: AtomicU64,
+    pub writes_processed: AtomicU64,
+    /// Idle connections' buffers given back (INFO reply_buffer_shrinks).
+    pub reply_buffer_shrinks: AtomicU64,
     pub expired_keys: AtomicU64,
     pub active_expire_cycles: AtomicU64,
+    /// Time spent in active expiry cycles, and how many ran out of time.
+    pub expire_cycle_us: AtomicU64,
+    pub expire_time_cap_reached: AtomicU64,
+    /// `used_memory` once the server was set up, before loading any data
+    /// (INFO used_memory_startup).
+    pub memory_startup: AtomicU64,
     /// Highest `used_memory` seen (INFO used_memory_peak).
     pub memory_peak: AtomicU64,
     /// Recent per-second rates for INFO's instantaneous_* fields.
@@ -221,8 +233,13 @@ impl Stats {
             &self.rejected_connections,
             &self.net_input_bytes,
             &self.net_output_bytes,
+            &self.reads_processed,
+            &self.writes_processed,
+            &self.reply_buffer_shrinks,
             &self.expired_keys,
             &self.active_expire_cycles,
+            &self.expire_cycle_us,
+            &self.expire_time_cap_reached,
         ] {
             a.store(0, Ordering::Relaxed);
         }

@@ -165,6 +165,10 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         .on_durable
         .set(Box::new(net::durable_wake_all));
 
+    // What the empty server holds (INFO used_memory_startup): this, before
+    // any data is loaded, plus what the workers take when they start.
+    let before_load = alloc::allocated_bytes();
+
     // Bind every listener before announcing readiness.
     let tls = tls_listeners(&engine.config, &bind, backlog, &pidfile);
     let bound = listen_or_exit(&bind, port, backlog, &pidfile, tls.is_some());
@@ -192,11 +196,14 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     );
     let mut workers = Vec::new();
     let mut links = Vec::new();
+    let before_spawn = alloc::allocated_bytes();
+    let (started_tx, started) = std::sync::mpsc::channel::<()>();
     for i in 0..threads {
         let (link, inbox) = net::worker_channel();
         links.push(link);
         let engine = engine.clone();
         let stop = stop.clone();
+        let started_tx = started_tx.clone();
         workers.push(
             std::thread::Builder::new()
                 .name(format!("keel-worker-{i}"))
@@ -204,6 +211,11 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
                     let Some(rt) = thread_runtime(&format!("worker {i}")) else {
                         return;
                     };
+                    // This thread's command counters, made now rather than
+                    // on its first command.
+                    engine.stats.with_local(engine.commands.len(), |_| ());
+                    let _ = started_tx.send(());
+                    drop(started_tx);
                     rt.block_on(async move {
                         tokio::spawn(async {
                             let mut tick =
@@ -218,6 +230,17 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
                 })?,
         );
     }
+    drop(started_tx);
+    for _ in 0..threads {
+        if started.recv().is_err() {
+            break;
+        }
+    }
+    let workers_took = alloc::allocated_bytes().saturating_sub(before_spawn);
+    engine
+        .stats
+        .memory_startup
+        .store(before_load + workers_took, Ordering::Relaxed);
     let tls_port = tls.is_some();
     spawn_acceptor(&engine, bound, links, backlog, tls, reserved_fds, &stop)?;
     info!("Ready to accept connections tcp on port {port}");

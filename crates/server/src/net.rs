@@ -801,10 +801,10 @@ async fn write_replies<S: Conn>(
     wbuf: &mut BytesMut,
     wake: &Notify,
 ) -> std::io::Result<bool> {
-    engine
-        .stats
-        .net_output_bytes
+    let st = &engine.stats;
+    st.net_output_bytes
         .fetch_add(wbuf.len() as u64, Ordering::Relaxed);
+    st.writes_processed.fetch_add(1, Ordering::Relaxed);
     let bufs = &handle.bufs;
     BufferStats::raise(&bufs.out_peak, wbuf.len());
     let mut done = 0;
@@ -857,7 +857,12 @@ fn exiting(engine: &Engine, handle: &ClientHandle) -> bool {
 /// The clients cron asked for buffer space back (Redis's query buffer
 /// resizing): an empty buffer is released, a part-filled one shrinks to what
 /// it holds. The next read takes a fresh chunk.
-fn give_back_buffers(handle: &ClientHandle, rbuf: &mut BytesMut, wbuf: Option<&mut BytesMut>) {
+fn give_back_buffers(
+    engine: &Engine,
+    handle: &ClientHandle,
+    rbuf: &mut BytesMut,
+    wbuf: Option<&mut BytesMut>,
+) {
     handle.shrink.store(false, Ordering::Relaxed);
     if rbuf.is_empty() {
         *rbuf = BytesMut::new();
@@ -869,8 +874,12 @@ fn give_back_buffers(handle: &ClientHandle, rbuf: &mut BytesMut, wbuf: Option<&m
     let bufs = &handle.bufs;
     BufferStats::set(&bufs.qbuf_cap, rbuf.capacity());
     if let Some(wbuf) = wbuf {
-        if wbuf.is_empty() {
+        if wbuf.is_empty() && wbuf.capacity() > 0 {
             *wbuf = BytesMut::new();
+            engine
+                .stats
+                .reply_buffer_shrinks
+                .fetch_add(1, Ordering::Relaxed);
         }
         BufferStats::set(&bufs.out_cap, wbuf.capacity());
     }
@@ -932,7 +941,7 @@ async fn connection_loop<S: Conn>(
                     return Ok(());
                 }
                 if handle.shrink.load(Ordering::Relaxed) {
-                    give_back_buffers(&handle, &mut rbuf, Some(&mut wbuf));
+                    give_back_buffers(engine, &handle, &mut rbuf, Some(&mut wbuf));
                 }
                 continue;
             }
@@ -946,10 +955,9 @@ async fn connection_loop<S: Conn>(
             // Messages that arrived before these commands go out before their replies.
             flush_messages(feed, &mut wbuf);
         }
-        engine
-            .stats
-            .net_input_bytes
-            .fetch_add(n as u64, Ordering::Relaxed);
+        let st = &engine.stats;
+        st.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        st.reads_processed.fetch_add(1, Ordering::Relaxed);
         let mut step = process(
             engine,
             session,
@@ -1486,15 +1494,14 @@ async fn read_while_waiting<S: Conn>(
                     return;
                 }
                 if handle.shrink.load(Ordering::Relaxed) {
-                    give_back_buffers(handle, rbuf, None);
+                    give_back_buffers(engine, handle, rbuf, None);
                 }
             }
             r = stream.read_buf(rbuf) => match r {
                 Ok(n) if n > 0 && !handle.is_killed() => {
-                    engine
-                        .stats
-                        .net_input_bytes
-                        .fetch_add(n as u64, Ordering::Relaxed);
+                    let st = &engine.stats;
+                    st.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    st.reads_processed.fetch_add(1, Ordering::Relaxed);
                     if rbuf.len() as i64 > engine.config.query_buffer_limit() {
                         return;
                     }

@@ -606,6 +606,13 @@ impl Table {
 
     /// Bytes used by the table's own structures (buckets, slab pages beyond
     /// the entries' own size, and the deadlines).
+    /// The part of [`Table::overhead_bytes`] that indexes deadlines (Redis's
+    /// expires table).
+    pub fn expires_overhead_bytes(&self) -> usize {
+        self.deadlines.at.heap_bytes()
+            + self.deadlines.len() * (std::mem::size_of::<(u64, u32)>() + 8)
+    }
+
     pub fn overhead_bytes(&self) -> usize {
         self.map.capacity() * (std::mem::size_of::<u32>() + 1)
             + self

@@ -203,7 +203,7 @@ fn info_text(ctx: &mut Ctx<'_>, wanted: &[bool]) -> String {
         match *name {
             "server" => info_server(ctx, &mut out),
             "clients" => info_clients(ctx.engine, &mut out),
-            "memory" => info_memory(ctx.engine, &mut out),
+            "memory" => info_memory(ctx, &mut out),
             "persistence" => info_persistence(ctx.engine, &mut out),
             "stats" => info_stats(ctx.engine, &mut out),
             "replication" => info_replication(ctx.engine, &mut out),
@@ -233,11 +233,15 @@ fn info_server(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "keel_version", "{}", env!("CARGO_PKG_VERSION"));
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", "0");
+    field!(out, "redis_build_id", "{}", build_id());
     field!(out, "redis_mode", "standalone");
     field!(out, "os", "{}", os_name());
     field!(out, "arch_bits", "{}", usize::BITS);
     field!(out, "monotonic_clock", "POSIX clock_gettime");
     field!(out, "multiplexing_api", "epoll");
+    field!(out, "atomicvar_api", "c11-builtin");
+    // Redis prints its C compiler's version, 0.0.0 when not built by GCC.
+    field!(out, "gcc_version", "0.0.0");
     field!(out, "process_id", "{}", std::process::id());
     field!(out, "process_supervised", "no");
     field!(out, "run_id", "{}", e.run_id);
@@ -252,6 +256,16 @@ fn info_server(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "executable", "{}", e.executable);
     field!(out, "config_file", "{}", e.config_file);
     field!(out, "io_threads_active", "0");
+}
+
+/// A build id as Redis prints one (hex digits), derived from Keel's version.
+fn build_id() -> String {
+    let h = env!("CARGO_PKG_VERSION")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    format!("{:x}", h >> 4)
 }
 
 /// `Linux 6.1.0 x86_64`, as Redis prints uname's sysname, release and machine.
@@ -284,6 +298,16 @@ fn info_clients(e: &Engine, out: &mut String) {
     );
     field!(out, "cluster_connections", "0");
     field!(out, "maxclients", "{}", e.config.maxclients());
+    let (max_in, max_out) = e.clients.lock().values().fold((0, 0), |(i, o), h| {
+        let b = &h.bufs;
+        let get = |v: &std::sync::atomic::AtomicUsize| v.load(Ordering::Relaxed);
+        (
+            i.max(get(&b.qbuf_peak).max(get(&b.qbuf))),
+            o.max(get(&b.out_peak).max(get(&b.out_pending))),
+        )
+    });
+    field!(out, "client_recent_max_input_buffer", "{max_in}");
+    field!(out, "client_recent_max_output_buffer", "{max_out}");
     field!(
         out,
         "blocked_clients",
@@ -340,9 +364,85 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-fn info_memory(e: &Engine, out: &mut String) {
-    let (used, peak) = memory_now(e);
-    let rss = proc_kb("/proc/self/status", "VmRSS");
+/// Where `used_memory` goes, as INFO memory and MEMORY STATS report it.
+struct MemoryOverview {
+    used: u64,
+    peak: u64,
+    rss: u64,
+    startup: u64,
+    clients_normal: u64,
+    aof_buffer: u64,
+    lua_caches: u64,
+    functions_caches: u64,
+    /// Per database: keys, key-table overhead, deadline-index overhead.
+    per_db: Vec<(u64, u64, u64)>,
+}
+
+impl MemoryOverview {
+    fn take(ctx: &mut Ctx<'_>) -> MemoryOverview {
+        let e = ctx.engine;
+        let (used, peak) = memory_now(e);
+        let mut per_db = vec![(0u64, 0u64, 0u64); e.databases()];
+        let mut add = |s: &mut keel_store::Shard| {
+            for (db, c) in per_db.iter_mut().enumerate().take(s.databases()) {
+                let t = s.db_ref(db);
+                let expires = t.expires_overhead_bytes() as u64;
+                c.0 += t.len() as u64;
+                c.1 += (t.overhead_bytes() as u64).saturating_sub(expires);
+                c.2 += expires;
+            }
+        };
+        if ctx.guards.indices().is_empty() {
+            // Holding no shard, take each in turn.
+            for i in 0..e.keyspace.shard_count() {
+                add(&mut e.keyspace.lock(i));
+            }
+        } else {
+            // Inside a transaction or script: only the shards it holds.
+            ctx.for_each_shard(add);
+        }
+        let sc = &e.scripting;
+        MemoryOverview {
+            used,
+            peak,
+            rss: proc_kb("/proc/self/status", "VmRSS"),
+            startup: e.stats.memory_startup.load(Ordering::Relaxed),
+            clients_normal: client_memory_normal(e),
+            aof_buffer: e.persist.aof.buffered_bytes(),
+            lua_caches: sc.script_bytes(),
+            functions_caches: function_bytes(e),
+            per_db,
+        }
+    }
+
+    fn keys(&self) -> u64 {
+        self.per_db.iter().map(|c| c.0).sum()
+    }
+
+    /// Redis's overhead: the empty server, clients, buffers, caches and the
+    /// key tables; the rest is the dataset.
+    fn overhead(&self) -> u64 {
+        self.startup
+            + self.clients_normal
+            + self.aof_buffer
+            + self.lua_caches
+            + self.functions_caches
+            + self.per_db.iter().map(|c| c.1 + c.2).sum::<u64>()
+    }
+
+    fn dataset(&self) -> u64 {
+        self.used.saturating_sub(self.overhead())
+    }
+
+    fn dataset_percent(&self) -> f64 {
+        ratio(self.dataset(), self.used.saturating_sub(self.startup)) * 100.0
+    }
+}
+
+fn info_memory(ctx: &mut Ctx<'_>, out: &mut String) {
+    let m = MemoryOverview::take(ctx);
+    let e = ctx.engine;
+    let (used, peak, rss) = (m.used, m.peak, m.rss);
     let total = proc_kb("/proc/meminfo", "MemTotal");
     out.push_str("# Memory\r\n");
     field!(out, "used_memory", "{used}");
@@ -357,6 +457,20 @@ fn info_memory(e: &Engine, out: &mut String) {
         "{:.2}%",
         ratio(used, peak) * 100.0
     );
+    field!(out, "used_memory_overhead", "{}", m.overhead());
+    field!(out, "used_memory_startup", "{}", m.startup);
+    field!(out, "used_memory_dataset", "{}", m.dataset());
+    field!(
+        out,
+        "used_memory_dataset_perc",
+        "{:.2}%",
+        m.dataset_percent()
+    );
+    // Keel's allocator reports no page-level figures: what it has allocated
+    // is `used_memory`, and what is resident is the process's RSS.
+    field!(out, "allocator_allocated", "{used}");
+    field!(out, "allocator_active", "{used}");
+    field!(out, "allocator_resident", "{rss}");
     field!(out, "total_system_memory", "{total}");
     field!(out, "total_system_memory_human", "{}", human_bytes(total));
     info_script_memory(e, out);
@@ -369,6 +483,12 @@ fn info_memory(e: &Engine, out: &mut String) {
         "{}",
         e.config.get("maxmemory-policy")
     );
+    field!(out, "allocator_frag_ratio", "1.00");
+    field!(out, "allocator_frag_bytes", "0");
+    field!(out, "allocator_rss_ratio", "{:.2}", ratio(rss, used));
+    field!(out, "allocator_rss_bytes", "{}", rss as i64 - used as i64);
+    field!(out, "rss_overhead_ratio", "1.00");
+    field!(out, "rss_overhead_bytes", "0");
     field!(out, "mem_fragmentation_ratio", "{:.2}", ratio(rss, used));
     field!(
         out,
@@ -382,10 +502,25 @@ fn info_memory(e: &Engine, out: &mut String) {
         "{}",
         crate::evict::not_counted(e)
     );
-    info_client_memory(e, out);
+    field!(out, "mem_replication_backlog", "0");
+    field!(out, "mem_total_replication_buffers", "0");
+    field!(out, "mem_clients_slaves", "0");
+    field!(out, "mem_clients_normal", "{}", m.clients_normal);
+    field!(out, "mem_cluster_links", "0");
+    field!(out, "mem_aof_buffer", "{}", m.aof_buffer);
     field!(out, "mem_allocator", "mimalloc");
+    field!(out, "active_defrag_running", "0");
     field!(out, "lazyfree_pending_objects", "0");
     field!(out, "lazyfreed_objects", "0");
+}
+
+/// The bytes FUNCTION's libraries hold: their code and their functions.
+fn function_bytes(e: &Engine) -> u64 {
+    let reg = e.scripting.functions.read();
+    reg.libraries
+        .values()
+        .map(|l| l.code.len() as u64 + 64 * (l.functions.len() as u64 + 1))
+        .sum()
 }
 
 /// The Lua VMs (one per worker thread here), cached scripts and libraries.
@@ -393,14 +528,10 @@ fn info_script_memory(e: &Engine, out: &mut String) {
     let sc = &e.scripting;
     let vm = sc.host().map_or(0, |h| h.vm_memory());
     let scripts = sc.script_bytes();
-    let (functions, libs_bytes) = {
+    let libs_bytes = function_bytes(e);
+    let (functions, libraries) = {
         let reg = sc.functions.read();
-        let bytes: u64 = reg
-            .libraries
-            .values()
-            .map(|l| l.code.len() as u64 + 64 * (l.functions.len() as u64 + 1))
-            .sum();
-        (reg.function_count(), bytes)
+        (reg.function_count(), reg.libraries.len())
     };
     field!(out, "used_memory_lua", "{vm}");
     field!(out, "used_memory_vm_eval", "{vm}");
@@ -408,6 +539,7 @@ fn info_script_memory(e: &Engine, out: &mut String) {
     field!(out, "used_memory_scripts_eval", "{scripts}");
     field!(out, "number_of_cached_scripts", "{}", sc.script_count());
     field!(out, "number_of_functions", "{functions}");
+    field!(out, "number_of_libraries", "{libraries}");
     field!(out, "used_memory_vm_functions", "0");
     field!(out, "used_memory_vm_total", "{vm}");
     field!(out, "used_memory_vm_total_human", "{}", human_bytes(vm));
@@ -423,15 +555,12 @@ fn info_script_memory(e: &Engine, out: &mut String) {
 
 /// What the clients' connections hold (their buffers and structures), a part
 /// of `used_memory` like in Redis; Keel has no replicas.
-fn info_client_memory(e: &Engine, out: &mut String) {
-    let normal: usize = e
-        .clients
+fn client_memory_normal(e: &Engine) -> u64 {
+    e.clients
         .lock()
         .values()
-        .map(|h| super::connection::client_memory(h))
-        .sum();
-    field!(out, "mem_clients_slaves", "0");
-    field!(out, "mem_clients_normal", "{normal}");
+        .map(|h| super::connection::client_memory(h) as u64)
+        .sum()
 }
 
 fn info_persistence(e: &Engine, out: &mut String) {
@@ -616,8 +745,12 @@ fn info_stats(e: &Engine, out: &mut String) {
         "{}",
         load(&st.net_output_bytes)
     );
+    field!(out, "total_net_repl_input_bytes", "0");
+    field!(out, "total_net_repl_output_bytes", "0");
     field!(out, "instantaneous_input_kbps", "{:.2}", input / 1024.0);
     field!(out, "instantaneous_output_kbps", "{:.2}", output / 1024.0);
+    field!(out, "instantaneous_input_repl_kbps", "0.00");
+    field!(out, "instantaneous_output_repl_kbps", "0.00");
     field!(
         out,
         "rejected_connections",
@@ -628,6 +761,21 @@ fn info_stats(e: &Engine, out: &mut String) {
     field!(out, "sync_partial_ok", "0");
     field!(out, "sync_partial_err", "0");
     field!(out, "expired_keys", "{}", load(&st.expired_keys));
+    // The active cycle pops keys from a deadline index, so it leaves no
+    // already-expired keys behind to estimate.
+    field!(out, "expired_stale_perc", "0.00");
+    field!(
+        out,
+        "expired_time_cap_reached_count",
+        "{}",
+        load(&st.expire_time_cap_reached)
+    );
+    field!(
+        out,
+        "expire_cycle_cpu_milliseconds",
+        "{}",
+        load(&st.expire_cycle_us) / 1000
+    );
     field!(out, "evicted_keys", "{}", load(&e.evictor.evicted_keys));
     let (exceeded_total, exceeded_now) = crate::evict::exceeded_times_ms(e);
     field!(out, "evicted_clients", "0");
@@ -638,12 +786,46 @@ fn info_stats(e: &Engine, out: &mut String) {
     crate::commands::pubsub::info_fields(e, out);
     field!(out, "latest_fork_usec", "0");
     field!(out, "total_forks", "0");
+    field!(out, "migrate_cached_sockets", "0");
+    field!(out, "slave_expires_tracked_keys", "0");
+    for name in [
+        "active_defrag_hits",
+        "active_defrag_misses",
+        "active_defrag_key_hits",
+        "active_defrag_key_misses",
+        "total_active_defrag_time",
+        "current_active_defrag_time",
+    ] {
+        field!(out, name, "0");
+    }
     let (_, keys, items, prefixes) = e.tracking.counts();
     field!(out, "tracking_total_keys", "{keys}");
     field!(out, "tracking_total_items", "{items}");
     field!(out, "tracking_total_prefixes", "{prefixes}");
     field!(out, "unexpected_error_replies", "0");
     field!(out, "total_error_replies", "{}", st.error_replies());
+    field!(out, "dump_payload_sanitizations", "0");
+    field!(
+        out,
+        "total_reads_processed",
+        "{}",
+        load(&st.reads_processed)
+    );
+    field!(
+        out,
+        "total_writes_processed",
+        "{}",
+        load(&st.writes_processed)
+    );
+    field!(out, "io_threaded_reads_processed", "0");
+    field!(out, "io_threaded_writes_processed", "0");
+    field!(
+        out,
+        "reply_buffer_shrinks",
+        "{}",
+        load(&st.reply_buffer_shrinks)
+    );
+    field!(out, "reply_buffer_expands", "0");
 }
 
 /// A replication id for this process: 40 hex digits derived from the run id, so
@@ -673,12 +855,12 @@ fn info_replication(e: &Engine, out: &mut String) {
     field!(out, "repl_backlog_histlen", "0");
 }
 
-/// CPU time of this process from /proc/self/stat, in microseconds:
-/// [user, system, children's user, children's system].
-fn cpu_usage_us() -> [u64; 4] {
+/// CPU time from a /proc stat file (the process's, or a thread's), in
+/// microseconds: [user, system, children's user, children's system].
+fn cpu_usage_us(path: &str) -> [u64; 4] {
     // The kernel reports these in USER_HZ ticks, which Linux fixes at 100 per second.
     const US_PER_TICK: u64 = 10_000;
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    let Ok(stat) = std::fs::read_to_string(path) else {
         return [0; 4];
     };
     // Fields after the parenthesised command name, which may contain spaces.
@@ -697,13 +879,17 @@ fn cpu_usage_us() -> [u64; 4] {
 }
 
 fn info_cpu(out: &mut String) {
-    let [user, sys, cuser, csys] = cpu_usage_us();
+    let [user, sys, cuser, csys] = cpu_usage_us("/proc/self/stat");
+    // Keel has no main thread: the worker thread answering stands for it.
+    let [tuser, tsys, _, _] = cpu_usage_us("/proc/thread-self/stat");
     let secs = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
     out.push_str("# CPU\r\n");
     field!(out, "used_cpu_sys", "{}", secs(sys));
     field!(out, "used_cpu_user", "{}", secs(user));
     field!(out, "used_cpu_sys_children", "{}", secs(csys));
     field!(out, "used_cpu_user_children", "{}", secs(cuser));
+    field!(out, "used_cpu_sys_main_thread", "{}", secs(tsys));
+    field!(out, "used_cpu_user_main_thread", "{}", secs(tuser));
 }
 
 fn info_commandstats(e: &Engine, out: &mut String) {
@@ -1531,60 +1717,73 @@ pub(crate) const MEMORY_STATS: CommandSpec = CommandSpec {
 };
 
 fn memory_stats(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let (used, peak) = memory_now(ctx.engine);
-    let rss = proc_kb("/proc/self/status", "VmRSS");
-    let dbs = ctx.engine.databases();
-    // (keys, table overhead bytes) per database.
-    let mut per_db = vec![(0usize, 0usize); dbs];
-    ctx.for_each_shard(|s| {
-        for (db, c) in per_db.iter_mut().enumerate().take(s.databases()) {
-            let t = s.db_ref(db);
-            c.0 += t.len();
-            c.1 += t.overhead_bytes();
-        }
-    });
-    let keys: usize = per_db.iter().map(|c| c.0).sum();
-    let overhead: usize = per_db.iter().map(|c| c.1).sum();
+    let m = MemoryOverview::take(ctx);
     let int = |n: u64| Frame::Integer(n as i64);
-    let mut m = vec![
-        (Frame::bulk("peak.allocated"), int(peak)),
-        (Frame::bulk("total.allocated"), int(used)),
+    let double = |f: f64| Frame::Double(f);
+    let mut out = vec![
+        (Frame::bulk("peak.allocated"), int(m.peak)),
+        (Frame::bulk("total.allocated"), int(m.used)),
+        (Frame::bulk("startup.allocated"), int(m.startup)),
         (Frame::bulk("replication.backlog"), int(0)),
         (Frame::bulk("clients.slaves"), int(0)),
-        (Frame::bulk("aof.buffer"), int(0)),
+        (Frame::bulk("clients.normal"), int(m.clients_normal)),
+        (Frame::bulk("cluster.links"), int(0)),
+        (Frame::bulk("aof.buffer"), int(m.aof_buffer)),
+        (Frame::bulk("lua.caches"), int(m.lua_caches)),
+        (Frame::bulk("functions.caches"), int(m.functions_caches)),
     ];
-    for (db, (k, over)) in per_db.iter().enumerate() {
-        if *k > 0 {
-            m.push((
+    for (db, &(keys, main, expires)) in m.per_db.iter().enumerate() {
+        if keys > 0 {
+            out.push((
                 Frame::bulk(format!("db.{db}")),
-                Frame::Map(vec![(
-                    Frame::bulk("overhead.hashtable.main"),
-                    int(*over as u64),
-                )]),
+                Frame::Map(vec![
+                    (Frame::bulk("overhead.hashtable.main"), int(main)),
+                    (Frame::bulk("overhead.hashtable.expires"), int(expires)),
+                    (Frame::bulk("overhead.hashtable.slot-to-keys"), int(0)),
+                ]),
             ));
         }
     }
-    m.extend([
-        (Frame::bulk("overhead.total"), int(overhead as u64)),
-        (Frame::bulk("keys.count"), int(keys as u64)),
+    let keys = m.keys();
+    let (used, rss) = (m.used, m.rss);
+    out.extend([
+        (Frame::bulk("overhead.total"), int(m.overhead())),
+        (Frame::bulk("keys.count"), int(keys)),
         (
             Frame::bulk("keys.bytes-per-key"),
-            int(if keys == 0 { 0 } else { used / keys as u64 }),
+            int(used
+                .saturating_sub(m.startup)
+                .checked_div(keys)
+                .unwrap_or(0)),
+        ),
+        (Frame::bulk("dataset.bytes"), int(m.dataset())),
+        (
+            Frame::bulk("dataset.percentage"),
+            double(m.dataset_percent()),
         ),
         (
             Frame::bulk("peak.percentage"),
-            Frame::Double(ratio(used, peak) * 100.0),
+            double(ratio(used, m.peak) * 100.0),
         ),
+        (Frame::bulk("allocator.allocated"), int(used)),
+        (Frame::bulk("allocator.active"), int(used)),
+        (Frame::bulk("allocator.resident"), int(rss)),
+        (Frame::bulk("allocator-fragmentation.ratio"), double(1.0)),
+        (Frame::bulk("allocator-fragmentation.bytes"), int(0)),
+        (Frame::bulk("allocator-rss.ratio"), double(ratio(rss, used))),
         (
-            Frame::bulk("fragmentation"),
-            Frame::Double(ratio(rss, used)),
+            Frame::bulk("allocator-rss.bytes"),
+            Frame::Integer(rss as i64 - used as i64),
         ),
+        (Frame::bulk("rss-overhead.ratio"), double(1.0)),
+        (Frame::bulk("rss-overhead.bytes"), int(0)),
+        (Frame::bulk("fragmentation"), double(ratio(rss, used))),
         (
             Frame::bulk("fragmentation.bytes"),
             Frame::Integer(rss as i64 - used as i64),
         ),
     ]);
-    Ok(Frame::Map(m))
+    Ok(Frame::Map(out))
 }
 
 pub(crate) const MEMORY_DOCTOR: CommandSpec = CommandSpec {

@@ -221,6 +221,13 @@ impl Aof {
         self.appended.load(Ordering::Acquire)
     }
 
+    /// Bytes logged but not yet written (INFO mem_aof_buffer).
+    pub fn buffered_bytes(&self) -> u64 {
+        self.appended
+            .load(Ordering::Acquire)
+            .saturating_sub(self.written.load(Ordering::Acquire))
+    }
+
     /// Whether a reply covering position `seq` must wait for the thread's
     /// fsync (`appendfsync always`).
     #[inline]
