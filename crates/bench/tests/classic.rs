@@ -108,8 +108,8 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
         }
     }
 
-    // Keel has no replication: every WAIT fails there, is counted, and says why
-    // (Redis answers 0 replicas at once).
+    // Keel refuses MIGRATE (it has no client to another instance): every one
+    // fails there, is counted, and says why (Redis answers NOKEY at once).
     let out = bench(&[
         "--target",
         &redis_t,
@@ -120,33 +120,36 @@ fn comparing_keel_and_redis_writes_a_table_and_json_and_counts_failures() {
         "-q",
         "--json",
         json.to_str().unwrap(),
-        "WAIT",
+        "MIGRATE",
+        "127.0.0.1",
+        "1",
+        "nokey",
         "0",
-        "0",
+        "100",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let wait = stdout
+    let line = stdout
         .lines()
-        .find(|l| l.starts_with("WAIT 0 0 on keel: "))
-        .unwrap_or_else(|| panic!("a WAIT line for keel in {stdout}"));
+        .find(|l| l.starts_with("MIGRATE 127.0.0.1 1 nokey 0 100 on keel: "))
+        .unwrap_or_else(|| panic!("a MIGRATE line for keel in {stdout}"));
     assert!(
-        wait.contains("500 failed") && wait.contains("unknown command"),
-        "{wait}"
+        line.contains("500 failed") && line.contains("MIGRATE is not available"),
+        "{line}"
     );
     assert!(
-        stdout.contains("on keel: 500 x ERR unknown command"),
+        stdout.contains("on keel: 500 x ERR MIGRATE is not available"),
         "{stdout}"
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let wait = &v["steps"][0]["outcomes"];
-    assert_eq!(wait[0]["ok"], 500);
-    assert_eq!(wait[1]["ok"], 0);
-    assert_eq!(wait[1]["failed"], 500);
-    assert!(wait[1]["failure_kinds"][0][0]
+    let migrate = &v["steps"][0]["outcomes"];
+    assert_eq!(migrate[0]["ok"], 500);
+    assert_eq!(migrate[1]["ok"], 0);
+    assert_eq!(migrate[1]["failed"], 500);
+    assert!(migrate[1]["failure_kinds"][0][0]
         .as_str()
         .unwrap()
-        .contains("unknown command"));
+        .contains("MIGRATE is not available"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -119,6 +119,7 @@ pub enum Group {
     Stream,
     Scripting,
     Pubsub,
+    Cluster,
 }
 
 impl Group {
@@ -126,6 +127,7 @@ impl Group {
         match self {
             Group::Connection => "connection",
             Group::Server => "server",
+            Group::Cluster => "cluster",
             Group::Generic => "generic",
             Group::String => "string",
             Group::Bitmap => "bitmap",
@@ -156,6 +158,8 @@ impl Group {
             Group::Generic => "@keyspace",
             Group::Transactions => "@transaction",
             Group::Server => "@admin",
+            // Redis gives cluster commands no category of their own.
+            Group::Cluster => "@slow",
             Group::Connection => "@connection",
             Group::String => "@string",
             Group::Bitmap => "@bitmap",

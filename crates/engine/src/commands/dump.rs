@@ -64,7 +64,7 @@ pub(crate) const RESTORE: CommandSpec = CommandSpec {
 /// IDLETIME sets the key's access clock (OBJECT IDLETIME) under an LRU or no-eviction
 /// policy, FREQ its access counter under an LFU policy; each is checked and ignored under
 /// the other kind of policy, as in Redis.
-fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+pub(crate) fn restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let ttl_arg = args.next_arg()?;
     let payload = args.next_arg()?;

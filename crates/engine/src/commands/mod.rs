@@ -25,6 +25,7 @@ pub mod lists;
 pub mod operator;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod roaring;
 pub mod scripting;
 pub mod server;
@@ -77,6 +78,7 @@ pub fn table() -> CommandTable {
         roaring::COMMANDS,
         index::COMMANDS,
         dump::COMMANDS,
+        replication::COMMANDS,
         operator::COMMANDS,
         persistence::COMMANDS,
         scripting::COMMANDS,
