@@ -587,3 +587,49 @@ def test_subscriber_losing_its_channel_is_disconnected(acl_server, r):
     assert wait_gone(r, "user=p")
     ps.close()
     c.close()
+
+
+def test_first_argument_rules(r, acl_server):
+    """`+command|arg` on a command without subcommands allows it with that
+    first argument only (compared without case), as Redis 7.0 does."""
+    def rules():
+        (line,) = [u for u in r.acl_list() if u.startswith("user fa ")]
+        return set(line.split(" resetchannels ")[1].split()) - {"-@all"}
+
+    assert r.acl_setuser("fa", enabled=True, nopass=True, keys=["*"],
+                         commands=["+select|0", "+get|k1", "+get|K2", "+get|k1"])
+    assert rules() == {"+select|0", "+get|k1", "+get|K2"}
+    c = acl_server.client()
+    c.execute_command("AUTH", "fa", "x")
+    assert c.execute_command("SELECT", 0) in ("OK", True)
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        c.execute_command("SELECT", 1)
+    r.set("k1", "v1")
+    r.set("K1", "v2")
+    assert c.get("k1") == "v1"
+    # The argument is compared without case: GET K1 passes the command check.
+    assert c.get("K1") == "v2"
+    assert c.get("k2") is None
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        c.get("k3")
+    assert r.acl_dryrun("fa", "SELECT", "0") == "OK"
+    assert r.acl_dryrun("fa", "select", "2") == (
+        "This user has no permissions to run the 'select' command")
+    # A rule naming the whole command, or a category holding it, drops them.
+    r.acl_setuser("fa", commands=["+@string"])
+    assert rules() == {"+@string", "+select|0"}
+    r.acl_setuser("fa", commands=["-select"])
+    assert rules() == {"+@string"}
+    # Once the whole command is allowed, a first-argument rule adds nothing.
+    r.acl_setuser("fa", commands=["+select", "+select|3"])
+    assert rules() == {"+@string", "+select"}
+    for rule, why in [("-select|0", "Unknown command or category name in ACL"),
+                      ("+select|", "Syntax error"),
+                      ("+config|get|x", "Allowing first-arg of a subcommand is not supported")]:
+        with pytest.raises(redis.ResponseError) as e:
+            r.acl_setuser("fa", commands=[rule])
+        assert str(e.value) == f"Error in ACL SETUSER modifier '{rule}': {why}"
+    r.acl_setuser("fa", commands=["-@all", "+@all", "-select", "+select|1", "+select|2"])
+    # (redis-py sends "off" when enabled is not given.)
+    assert "user fa off nopass ~* resetchannels +@all -select +select|1 +select|2" in r.acl_list()
+    c.close()

@@ -33,6 +33,10 @@ pub struct Selector {
     pub keys: Vec<KeyPattern>,
     pub all_channels: bool,
     pub channels: Vec<Bytes>,
+    /// First-argument rules (`+select|0`): a command whose bit is off is
+    /// still allowed when its first argument is one of these (compared
+    /// without case), in the order given.
+    pub first_args: Vec<(usize, Vec<Bytes>)>,
 }
 
 impl Selector {
@@ -45,6 +49,7 @@ impl Selector {
             keys: Vec::new(),
             all_channels,
             channels: Vec::new(),
+            first_args: Vec::new(),
         }
     }
 
@@ -69,7 +74,12 @@ impl Selector {
             .is_some_and(|w| w & (1 << (id % 64)) != 0)
     }
 
+    /// Set or clear a command's bit; either way its first-argument rules go,
+    /// as Redis drops them on any rule that names the whole command.
     fn set(&mut self, id: usize, on: bool) {
+        if !self.first_args.is_empty() {
+            self.first_args.retain(|(c, _)| *c != id);
+        }
         if let Some(w) = self.allowed.get_mut(id / 64) {
             if on {
                 *w |= 1 << (id % 64);
@@ -79,13 +89,22 @@ impl Selector {
         }
     }
 
+    fn first_arg_allows(&self, id: usize, argv: &[Bytes]) -> bool {
+        let Some(first) = argv.get(1) else {
+            return false;
+        };
+        self.first_args
+            .iter()
+            .any(|(c, args)| *c == id && args.iter().any(|a| a.eq_ignore_ascii_case(first)))
+    }
+
     fn is_free(&self) -> bool {
         self.all_keys && self.all_channels && (0..self.n).all(|id| self.allows(id))
     }
 
     /// Check one command: the command bit, then its keys, then its channels.
     pub fn check(&self, info: &CommandInfo, id: usize, argv: &[Bytes]) -> Result<(), Denied> {
-        if !self.allows(id) {
+        if !self.allows(id) && !self.first_arg_allows(id, argv) {
             return Err(Denied::Command);
         }
         if !self.all_keys {
@@ -258,21 +277,55 @@ impl Selector {
                     }
                     Some(sub) => {
                         if table.specs[id].subcommands.is_empty() {
-                            // Redis 7.0 takes a first-argument rule (+select|0) on
-                            // commands without subcommands; Keel cannot enforce one,
-                            // so it refuses it rather than store a rule it ignores.
-                            if !on || sub.is_empty() || sub.contains(&b'|') {
-                                return Err(SYNTAX);
-                            }
-                            return Err(FIRST_ARG);
+                            self.allow_first_arg(id, sub, on)?;
+                        } else {
+                            let Some(sid) = table.lookup_sub(id, sub) else {
+                                // `+config|get|x`: a known subcommand with more.
+                                let mut parts = sub.splitn(2, |&c| c == b'|');
+                                let head = parts.next().unwrap_or_default();
+                                return Err(
+                                    if on
+                                        && parts.next().is_some()
+                                        && table.lookup_sub(id, head).is_some()
+                                    {
+                                        FIRST_ARG_OF_SUB
+                                    } else {
+                                        UNKNOWN
+                                    },
+                                );
+                            };
+                            self.set(sid, on);
                         }
-                        let sid = table.lookup_sub(id, sub).ok_or(UNKNOWN)?;
-                        self.set(sid, on);
                     }
                 }
             }
         } else {
             return Err(SYNTAX);
+        }
+        Ok(())
+    }
+
+    /// `+cmd|arg` on a command without subcommands, as Redis 7.0 takes it:
+    /// nothing to add when the whole command is allowed, one argument once
+    /// (without case); `-cmd|arg` is not a rule.
+    fn allow_first_arg(&mut self, id: usize, arg: &[u8], on: bool) -> Result<(), &'static str> {
+        if arg.is_empty() {
+            return Err(SYNTAX);
+        }
+        if !on || arg.contains(&b'|') {
+            return Err(UNKNOWN);
+        }
+        if self.allows(id) {
+            return Ok(());
+        }
+        let arg = Bytes::copy_from_slice(arg);
+        match self.first_args.iter_mut().find(|(c, _)| *c == id) {
+            Some((_, args)) => {
+                if !args.iter().any(|a| a.eq_ignore_ascii_case(&arg)) {
+                    args.push(arg);
+                }
+            }
+            None => self.first_args.push((id, vec![arg])),
         }
         Ok(())
     }
@@ -401,6 +454,11 @@ impl Selector {
                     fake.set(s, on);
                 }
             }
+            for (_, args) in self.first_args.iter().filter(|(c, _)| *c == id) {
+                for a in args {
+                    rules.push(format!("+{name}|{}", String::from_utf8_lossy(a)));
+                }
+            }
             for s in subs {
                 if self.allows(s) != fake.allows(s) {
                     let on = self.allows(s);
@@ -433,8 +491,7 @@ pub fn need_of(flags: &[&str]) -> u8 {
 
 const SYNTAX: &str = "Syntax error";
 const UNKNOWN: &str = "Unknown command or category name in ACL";
-const FIRST_ARG: &str =
-    "first-argument command rules (+command|arg) are not available in this build of Keel";
+const FIRST_ARG_OF_SUB: &str = "Allowing first-arg of a subcommand is not supported";
 const AFTER_ALLKEYS: &str = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not \
      valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
 const AFTER_ALLCHANNELS: &str = "Adding a pattern after the * pattern (or the 'allchannels' flag) \
@@ -684,6 +741,15 @@ mod tests {
             (&["reset", "+@read", "+@write", "-@read"], "off sanitize-payload resetchannels -@all +@write"),
             (&["reset", "nocommands", "+@hash", "+@set"], "off sanitize-payload resetchannels -@all +@set +@hash"),
             (&["reset", "+client", "-client|kill"], "off sanitize-payload resetchannels -@all +client -client|kill"),
+            (&["reset", "+select|0"], "off sanitize-payload resetchannels -@all +select|0"),
+            (&["reset", "+@all", "-select", "+select|1", "+select|2"],
+             "off sanitize-payload resetchannels +@all -select +select|1 +select|2"),
+            (&["reset", "+select", "+select|0"], "off sanitize-payload resetchannels -@all +select"),
+            (&["reset", "+select|0", "+select"], "off sanitize-payload resetchannels -@all +select"),
+            (&["reset", "+get|X", "+get|y", "+@read"], "off sanitize-payload resetchannels -@all +@read"),
+            (&["reset", "+get|a", "+get|A"], "off sanitize-payload resetchannels -@all +get|a"),
+            (&["reset", "+select|0", "-@all"], "off sanitize-payload resetchannels -@all"),
+            (&["reset", "+select|0", "-@keyspace"], "off sanitize-payload resetchannels -@all +select|0"),
             (&["reset", "nopass", "%R~r:*", "%W~w:*", "&ch*", "(+get ~x*)"],
              "off nopass sanitize-payload %R~r:* %W~w:* resetchannels &ch* -@all (~x* resetchannels -@all +get)"),
         ];
@@ -706,12 +772,21 @@ mod tests {
             set(&a, "u", &["+nosuch"]).unwrap_err(),
             "ERR Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL"
         );
-        // A first-argument rule Keel cannot enforce is refused, naming it.
-        assert_eq!(
-            set(&a, "u", &["+select|0"]).unwrap_err(),
-            "ERR Error in ACL SETUSER modifier '+select|0': first-argument command rules \
-             (+command|arg) are not available in this build of Keel"
-        );
+        for (rule, why) in [
+            ("-select|0", "Unknown command or category name in ACL"),
+            ("+select|", "Syntax error"),
+            ("+select|0|1", "Unknown command or category name in ACL"),
+            (
+                "+config|get|x",
+                "Allowing first-arg of a subcommand is not supported",
+            ),
+            ("+config|nosuch", "Unknown command or category name in ACL"),
+        ] {
+            assert_eq!(
+                set(&a, "u", &[rule]).unwrap_err(),
+                format!("ERR Error in ACL SETUSER modifier '{rule}': {why}")
+            );
+        }
         assert!(set(&a, "u", &["%X~a"])
             .unwrap_err()
             .ends_with("Syntax error"));
