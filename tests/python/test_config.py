@@ -667,3 +667,44 @@ def test_config_get_dir_is_the_working_directory(tmp_path):
         c.close()
     finally:
         stop(proc)
+
+
+def test_config_rewrite_writes_the_users(tmp_path):
+    """Without an ACL file, CONFIG REWRITE writes every user as ACL LIST words
+    it, in the places of the old `user` lines, the rest last; the file then
+    starts the same users."""
+    conf = tmp_path / "users.conf"
+    port = free_port()
+    conf.write_text(f"port {port}\nbind 127.0.0.1\nuser alice on >pw ~a:* +get\n"
+                    "# between\nuser bob off\n")
+    extra = ["--save", "", "--appendonly", "no"] if AGAINST_REDIS else []
+
+    def start():
+        proc = subprocess.Popen([EXE, str(conf), *extra], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, cwd=tmp_path)
+        wait_port(proc, port)
+        return proc, redis.Redis(port=port, decode_responses=True)
+
+    proc, c = start()
+    try:
+        c.acl_setuser("carol", enabled=True, nopass=True, commands=["+set"])
+        c.acl_deluser("bob")
+        listed = c.acl_list()
+        assert c.execute_command("CONFIG", "REWRITE") == "OK"
+        lines = conf.read_text().splitlines()
+        users = [line for line in lines if line.startswith("user ")]
+        assert users == listed
+        assert lines[2] == listed[0] and lines[3] == "# between" and lines[4] == listed[1]
+        assert lines[-1] == "user default on nopass ~* &* +@all"
+        c.shutdown(nosave=True)
+    except redis.ConnectionError:
+        pass
+    finally:
+        proc.wait(timeout=10)
+    proc, c = start()
+    try:
+        # A `user default` line starts from `reset`, which shows.
+        assert c.acl_list() == listed[:2] + ["user default on nopass sanitize-payload ~* &* +@all"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -585,9 +585,12 @@ pub fn load_at_start(engine: &Engine) -> Result<(), String> {
         let Some((name, rules)) = words.split_first() else {
             continue;
         };
-        let ops: Vec<Bytes> = rules
-            .iter()
-            .map(|r| Bytes::copy_from_slice(r.as_bytes()))
+        // As Redis, a `user default` line starts from `reset` (which shows
+        // as `sanitize-payload`); other users start new.
+        let reset = (name == "default").then(|| Bytes::from_static(b"reset"));
+        let ops: Vec<Bytes> = reset
+            .into_iter()
+            .chain(rules.iter().map(|r| Bytes::copy_from_slice(r.as_bytes())))
             .collect();
         engine.acl.set_user(name, &ops, all).map_err(|e| {
             format!(

@@ -223,7 +223,7 @@ fn acl_deluser(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
     Ok(Frame::Integer(deleted as i64))
 }
 
-fn list_lines(ctx: &Ctx<'_>) -> Vec<String> {
+pub(crate) fn list_lines(ctx: &Ctx<'_>) -> Vec<String> {
     let info = ctx.engine.acl.info();
     ctx.engine
         .acl

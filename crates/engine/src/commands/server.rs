@@ -1235,7 +1235,14 @@ fn config_rewrite(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdE
     }
     let failed = |e: std::io::Error| CmdError::err(format!("Rewriting config file: {e}"));
     let old = std::fs::read_to_string(path).map_err(failed)?;
-    let text = ctx.engine.config.rewrite_text(&old);
+    // The users, as ACL LIST words them, unless an ACL file keeps them.
+    let users = ctx
+        .engine
+        .config
+        .get("aclfile")
+        .is_empty()
+        .then(|| super::acl::list_lines(ctx));
+    let text = ctx.engine.config.rewrite_text(&old, users.as_deref());
     // Write beside the file and rename, so a failure never leaves half a file.
     let tmp = format!("{path}.keel-rewrite.tmp");
     std::fs::write(&tmp, text).map_err(failed)?;
