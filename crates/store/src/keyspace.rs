@@ -395,6 +395,13 @@ impl Table {
         Some(d)
     }
 
+    /// Remove `key` whether or not its time has passed, as Redis deletes the
+    /// destination a command leaves empty (SUNIONSTORE, BITOP, SORT STORE,
+    /// ...): an expired one goes as deleted, not as expired.
+    pub fn remove_any(&mut self, key: &[u8]) -> Option<Detached> {
+        self.take(hash_key(key), key)
+    }
+
     /// Put back an entry taken with [`Table::remove`] (RENAME, MOVE, SWAPDB),
     /// keeping its expiry and access time. Replaces any entry with the same key.
     pub fn put_entry(&mut self, d: Detached, now_ms: u64) {

@@ -295,7 +295,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let table = ctx.table(dest)?;
     if result.is_empty() {
         // An empty result deletes the destination, as Redis does.
-        if table.remove(dest, now).is_some() {
+        if table.remove_any(dest).is_some() {
             ctx.dirty(1);
             ctx.notify(Class::GENERIC, "del", dest);
         }

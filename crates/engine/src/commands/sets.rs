@@ -557,7 +557,7 @@ fn store(ctx: &mut Ctx<'_>, dst: &[u8], set: Value, event: &str) -> Result<Frame
     ctx.modified(db, dst);
     let table = ctx.table(dst)?;
     if n == 0 {
-        if table.remove(dst, now).is_some() {
+        if table.remove_any(dst).is_some() {
             ctx.dirty(1);
             ctx.notify(Class::GENERIC, "del", dst);
         }

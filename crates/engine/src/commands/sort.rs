@@ -387,7 +387,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[Bytes], readonly: bool) -> Result<Fra
     let limits = ctx.limits();
     let table = ctx.table(dst)?;
     if values.is_empty() {
-        if table.remove(dst, now).is_some() {
+        if table.remove_any(dst).is_some() {
             ctx.dirty(1);
             ctx.modified(db, dst);
             ctx.notify(Class::GENERIC, "del", dst);

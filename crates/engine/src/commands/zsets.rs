@@ -749,7 +749,7 @@ pub(crate) fn store_result(
     let db = ctx.db();
     let table = ctx.table(dst)?;
     if pairs.is_empty() {
-        if table.remove(dst, now).is_some() {
+        if table.remove_any(dst).is_some() {
             ctx.dirty(1);
             ctx.modified(db, dst);
             ctx.notify(Class::GENERIC, "del", dst);
