@@ -322,6 +322,13 @@ impl Tracking {
     /// after each active-expiry step), before the batch's replies are sent.
     pub fn broadcast(&self, engine: &Engine) {
         if !self.pending.load(Ordering::Relaxed) {
+            if self.bcast_any.load(Ordering::Relaxed) {
+                // Another thread (the cron, another connection) may have
+                // taken what this batch changed and be delivering it under
+                // the lock: wait for it, so the messages are queued before
+                // this batch's replies go.
+                drop(self.bcast.lock());
+            }
             return;
         }
         // Lock order: clients, then bcast (as enable and disable take them).
