@@ -250,15 +250,18 @@ impl Engine {
         session
     }
 
-    /// Forget a client whose connection has closed.
+    /// Forget a client whose connection has closed, or that sent QUIT (its
+    /// subscriptions end before the next command of anyone, as in Redis).
+    /// A second call does nothing more.
     pub fn disconnect(&self, session: &mut Session) {
         self.drop_block(session);
         crate::monitor::stop(self, session);
         self.pubsub.drop_all(session);
         self.tracking.disable(session);
         self.watches.unwatch_all(session);
-        self.clients.lock().remove(&session.id());
-        self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
+        if self.clients.lock().remove(&session.id()).is_some() {
+            self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// Ask the server to stop (SHUTDOWN, SIGTERM).

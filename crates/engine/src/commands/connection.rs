@@ -279,6 +279,8 @@ pub(crate) const QUIT: CommandSpec = CommandSpec {
 
 fn quit(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
     ctx.session.close_after_reply = true;
+    // Only the reply is left to send: the client is gone for everyone else.
+    ctx.engine.disconnect(ctx.session);
     Ok(Frame::ok())
 }
 
