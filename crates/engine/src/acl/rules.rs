@@ -212,6 +212,10 @@ impl Selector {
         } else if op.eq_ignore_ascii_case(b"nocommands") {
             self.set_all(ncmds, false);
         } else if op.first() == Some(&b'~') || op.first() == Some(&b'%') {
+            // Redis refuses any pattern after allkeys before reading it.
+            if self.all_keys {
+                return Err(AFTER_ALLKEYS);
+            }
             let (flags, pattern) = if op[0] == b'~' {
                 (READ | WRITE, &op[1..])
             } else {
@@ -229,9 +233,6 @@ impl Selector {
                 }
                 (flags, &op[tilde + 1..])
             };
-            if self.all_keys {
-                return Err(AFTER_ALLKEYS);
-            }
             let pattern = Bytes::copy_from_slice(pattern);
             match self.keys.iter_mut().find(|p| p.pattern == pattern) {
                 Some(p) => p.flags |= flags,
@@ -275,6 +276,8 @@ impl Selector {
                             self.set(sub, on);
                         }
                     }
+                    // `+get|` is malformed, `-get|` names nothing (Redis's texts).
+                    Some([]) => return Err(if on { SYNTAX } else { UNKNOWN }),
                     Some(sub) => {
                         if table.specs[id].subcommands.is_empty() {
                             self.allow_first_arg(id, sub, on)?;
@@ -309,9 +312,6 @@ impl Selector {
     /// nothing to add when the whole command is allowed, one argument once
     /// (without case); `-cmd|arg` is not a rule.
     fn allow_first_arg(&mut self, id: usize, arg: &[u8], on: bool) -> Result<(), &'static str> {
-        if arg.is_empty() {
-            return Err(SYNTAX);
-        }
         if !on || arg.contains(&b'|') {
             return Err(UNKNOWN);
         }
@@ -583,6 +583,8 @@ fn valid_hash(h: &[u8]) -> bool {
 pub fn merge_selectors(ops: &[Bytes]) -> Result<Vec<Bytes>, String> {
     let mut out = Vec::new();
     let mut open: Option<Vec<u8>> = None;
+    // The word an unclosed selector started with, which Redis's error names.
+    let mut started = &Bytes::new();
     for op in ops {
         match open.as_mut() {
             Some(buf) => {
@@ -594,14 +596,15 @@ pub fn merge_selectors(ops: &[Bytes]) -> Result<Vec<Bytes>, String> {
             }
             None if op.first() == Some(&b'(') && op.last() != Some(&b')') => {
                 open = Some(op.to_vec());
+                started = op;
             }
             None => out.push(op.clone()),
         }
     }
-    if let Some(buf) = open {
+    if open.is_some() {
         return Err(format!(
             "Unmatched parenthesis in acl selector starting at '{}'.",
-            String::from_utf8_lossy(&buf)
+            String::from_utf8_lossy(started)
         ));
     }
     Ok(out)
@@ -781,6 +784,9 @@ mod tests {
                 "Allowing first-arg of a subcommand is not supported",
             ),
             ("+config|nosuch", "Unknown command or category name in ACL"),
+            ("-get|", "Unknown command or category name in ACL"),
+            ("-config|", "Unknown command or category name in ACL"),
+            ("+config|", "Syntax error"),
         ] {
             assert_eq!(
                 set(&a, "u", &[rule]).unwrap_err(),
@@ -790,6 +796,10 @@ mod tests {
         assert!(set(&a, "u", &["%X~a"])
             .unwrap_err()
             .ends_with("Syntax error"));
+        assert_eq!(
+            set(&a, "u", &["(+@read", "~x)", "(+get", "~y"]).unwrap_err(),
+            "ERR Unmatched parenthesis in acl selector starting at '(+get'."
+        );
         assert_eq!(
             set(&a, "u", &["~a", "("]).unwrap_err(),
             "ERR Unmatched parenthesis in acl selector starting at '('."
