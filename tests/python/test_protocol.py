@@ -299,6 +299,7 @@ def test_error_replies_cannot_inject_lines(server):
     "request_bytes,error",
     [
         (b"*abc\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+        (b"*2147483648\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
         (b"*1\r\n+x\r\n", b"-ERR Protocol error: expected '$', got '+'\r\n"),
         (b"*1\r\n$x\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
         (b"*1\r\n$600000000\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
@@ -313,6 +314,14 @@ def test_protocol_error_closes_connection(server, request_bytes, error):
         assert recv_until_closed(s) == b"+PONG\r\n" + error
     finally:
         s.close()
+
+
+def test_more_than_a_million_arguments(r):
+    # Redis 7 takes up to 2^31-1 arguments in one command.
+    members = [str(i) for i in range(1_100_000)]
+    assert r.sadd("big", *members) == 1_100_000
+    assert r.scard("big") == 1_100_000
+    r.delete("big")
 
 
 def test_client_sees_protocol_error_then_reconnects(server):

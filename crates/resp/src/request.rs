@@ -8,8 +8,9 @@
 
 use thiserror::Error;
 
-/// Redis rejects a multibulk header above this many arguments.
-pub const MAX_MULTIBULK_LEN: i64 = 1024 * 1024;
+/// Redis 7 rejects a multibulk header above this many arguments (the
+/// argument vector grows with what arrives, never with the claim).
+pub const MAX_MULTIBULK_LEN: i64 = i32::MAX as i64;
 /// Redis rejects an inline request (a line without `*`) longer than this.
 pub const MAX_INLINE_BYTES: usize = 64 * 1024;
 
@@ -433,9 +434,12 @@ mod tests {
     fn rejects_huge_claims_without_allocating() {
         let lim = RequestLimits::default();
         assert_eq!(
-            parse_request(b"*2000000\r\n", &lim),
+            parse_request(b"*2147483648\r\n", &lim),
             Err(ProtocolError::InvalidMultibulkLength)
         );
+        // More than a million arguments is fine (Redis 7), and reserves
+        // nothing until they come.
+        assert_eq!(parse_request(b"*2147483647\r\n", &lim), Ok(None));
         assert_eq!(
             parse_request(b"*1\r\n$600000000\r\n", &lim),
             Err(ProtocolError::InvalidBulkLength)
