@@ -353,14 +353,14 @@ def test_recorded_noops_keep_their_values(r):
 @KEEL_ONLY
 def test_later_feature_values_are_refused(r):
     for name, value, feature in [
-        ("maxmemory-clients", "1gb", "client eviction"),
+        ("activedefrag", "yes", "active defragmentation"),
         ("tls-replication", "yes", "TLS"),
         ("masterauth", "secret", "replication"),
     ]:
         assert set_error(r, name, value) == (
             f"CONFIG SET failed (possibly related to argument '{name}') - "
             f"{feature} is not available in this build of Keel"), name
-    assert r.config_get("maxmemory-clients") == {"maxmemory-clients": "0"}
+    assert r.config_get("activedefrag") == {"activedefrag": "no"}
 
 
 # --- start-up from a config file ----------------------------------------------
@@ -561,11 +561,11 @@ def test_unknown_directive_is_fatal(tmp_path):
 
 @KEEL_ONLY
 def test_every_error_of_a_file_in_one_pass(tmp_path):
-    out = fails_to_start(tmp_path, "frobnicate yes\nhz x\nmaxmemory-clients 1gb\n"
+    out = fails_to_start(tmp_path, "frobnicate yes\nhz x\nactivedefrag yes\n"
                                    "notify-keyspace-events KQ\nappendonly maybe\n")
     assert out.count("FATAL CONFIG FILE ERROR") == 5, out
     for text in ("Bad directive", "couldn't be parsed into an integer",
-                 "'maxmemory-clients 1gb' needs client eviction, which is not available",
+                 "'activedefrag yes' needs active defragmentation, which is not available",
                  "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
                  "argument must be 'yes' or 'no'"):
         assert text in out, text

@@ -85,7 +85,6 @@ const fn mem(min: i64) -> Kind {
 }
 
 // The features a later version of Keel brings, named in refusals.
-const CLIENT_EVICTION: &str = "client eviction";
 const REPLICATION: &str = "replication";
 const TLS: &str = "TLS";
 const CLUSTER: &str = "cluster";
@@ -293,13 +292,7 @@ pub static DIRECTIVES: &[Directive] = &[
     ),
     d("maxmemory-samples", "5", int(1, I32), true),
     d("maxmemory-eviction-tenacity", "10", int(0, 100), true),
-    later(
-        CLIENT_EVICTION,
-        "maxmemory-clients",
-        "0",
-        Kind::MemoryOrPercent,
-        true,
-    ),
+    d("maxmemory-clients", "0", Kind::MemoryOrPercent, true),
     d("lfu-log-factor", "10", int(0, I32), true),
     d("lfu-decay-time", "1", int(0, I32), true),
     d(
@@ -1510,13 +1503,12 @@ mod table_tests {
         let c = Config::default();
         for (name, ok) in [
             ("appendonly", "no"),
-            ("maxmemory-clients", "0%"),
+            ("activedefrag", "no"),
             ("tls-replication", "no"),
         ] {
             c.set(name, &[ok], false).expect(name);
         }
         for (name, bad, feature) in [
-            ("maxmemory-clients", "10%", CLIENT_EVICTION),
             ("tls-replication", "yes", TLS),
             ("activedefrag", "yes", DEFRAG),
         ] {
@@ -1527,8 +1519,8 @@ mod table_tests {
             );
         }
         assert_eq!(
-            ConfigError::NotAvailable(CLIENT_EVICTION).to_string(),
-            "client eviction is not available in this build of Keel"
+            ConfigError::NotAvailable(DEFRAG).to_string(),
+            "active defragmentation is not available in this build of Keel"
         );
         // Validation comes first, with Redis's texts.
         assert_eq!(

@@ -6,6 +6,7 @@ pub mod acl;
 mod aclcats;
 pub mod args;
 pub mod blocking;
+pub mod client_evict;
 pub mod clock;
 pub mod commands;
 pub mod config;

@@ -97,6 +97,8 @@ pub struct Stats {
     /// Idle connections' buffers given back (INFO reply_buffer_shrinks).
     pub reply_buffer_shrinks: AtomicU64,
     pub expired_keys: AtomicU64,
+    /// Clients closed by `maxmemory-clients` (INFO evicted_clients).
+    pub evicted_clients: AtomicU64,
     pub active_expire_cycles: AtomicU64,
     /// Time spent in active expiry cycles, and how many ran out of time.
     pub expire_cycle_us: AtomicU64,
@@ -237,6 +239,7 @@ impl Stats {
             &self.writes_processed,
             &self.reply_buffer_shrinks,
             &self.expired_keys,
+            &self.evicted_clients,
             &self.active_expire_cycles,
             &self.expire_cycle_us,
             &self.expire_time_cap_reached,

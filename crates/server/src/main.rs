@@ -397,6 +397,7 @@ async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
                 keel_engine::commands::server::cron_sample(&engine);
                 engine.tracking.cron(&engine);
                 keel_engine::persistence::snapshot::cron(&engine);
+                keel_engine::client_evict::cron(&engine);
                 if clients_looked.elapsed() >= std::time::Duration::from_secs(1) {
                     clients_looked = std::time::Instant::now();
                     net::clients_cron(&engine);

@@ -778,7 +778,7 @@ fn info_stats(e: &Engine, out: &mut String) {
     );
     field!(out, "evicted_keys", "{}", load(&e.evictor.evicted_keys));
     let (exceeded_total, exceeded_now) = crate::evict::exceeded_times_ms(e);
-    field!(out, "evicted_clients", "0");
+    field!(out, "evicted_clients", "{}", load(&st.evicted_clients));
     field!(out, "total_eviction_exceeded_time", "{exceeded_total}");
     field!(out, "current_eviction_exceeded_time", "{exceeded_now}");
     field!(out, "keyspace_hits", "{}", st.keyspace_hits());
