@@ -4,8 +4,10 @@
 //! of a sorted result (GEOSEARCH ... COUNT, SORT ... BY ... LIMIT), and it
 //! is not stable: elements that compare equal come out in an order that
 //! depends on every step of the algorithm. Replies only match Redis's when
-//! the same steps are taken, so this follows its pivot choice, partitioning
-//! and insertion-sort fallbacks move for move, on element indices.
+//! the same steps are taken, so this follows Redis 7.0's version (pivot
+//! choice, partitioning, insertion sort below 7 elements; no switch to
+//! insertion sort after a partition that moved nothing, which later Redis
+//! versions added) move for move, on element indices.
 //!
 //! Pure: no allocation, never panics for any comparator (every index stays
 //! inside the slice).
@@ -50,7 +52,6 @@ fn sort_part<T>(
         // The pivot moves to the front; equal elements gather at both ends
         // (`base+1..pa` and `pd+1..end`) while the rest is partitioned.
         v.swap(base, pm);
-        let mut swapped = false;
         let (mut pa, mut pb) = (base + 1, base + 1);
         let (mut pc, mut pd) = (base + n - 1, base + n - 1);
         loop {
@@ -60,7 +61,6 @@ fn sort_part<T>(
                     break;
                 }
                 if c == Ordering::Equal {
-                    swapped = true;
                     v.swap(pa, pb);
                     pa += 1;
                 }
@@ -72,7 +72,6 @@ fn sort_part<T>(
                     break;
                 }
                 if c == Ordering::Equal {
-                    swapped = true;
                     v.swap(pc, pd);
                     pd -= 1;
                 }
@@ -82,14 +81,8 @@ fn sort_part<T>(
                 break;
             }
             v.swap(pb, pc);
-            swapped = true;
             pb += 1;
             pc -= 1;
-        }
-        if !swapped {
-            // Already partitioned without a move: Redis finishes by insertion.
-            insertion(v, base, n, cmp);
-            return;
         }
         let end = base + n;
         let r = (pa - base).min(pb - pa);
