@@ -186,6 +186,26 @@ def test_out_of_range_weights_are_errors(server):
         c.close()
 
 
+def test_tiny_weights_follow_strtod(server):
+    """SORT refuses what strtod flags with ERANGE, inexact subnormals too
+    (other commands accept them); an exact hexadecimal subnormal is fine."""
+    for value, ok in (("1e-310", False), ("-4.9406564584124654e-324", False),
+                      ("0x1.0000000000001p-1060", False), ("0x1p-1074", True), ("0x1.8p-1070", True)):
+        c = server.client()
+        c.flushall()
+        c.rpush("l", "1", value)
+        c.mset({"w_a": value, "w_b": "-1"})
+        c.rpush("byw", "a", "b")
+        if ok:
+            assert raw(c, "SORT", "l") == [value, "1"], value
+            assert raw(c, "SORT", "byw", "BY", "w_*") == ["b", "a"], value
+        else:
+            error = ("error", "One or more scores can't be converted into double")
+            assert raw(c, "SORT", "l") == error, value
+            assert raw(c, "SORT", "byw", "BY", "w_*") == error, value
+        c.close()
+
+
 def test_sort_ro_and_getkeys(r):
     def keys(*args):
         return raw(r, "COMMAND", "GETKEYS", *args)

@@ -154,7 +154,8 @@ fn lookup_pattern(ctx: &mut Ctx<'_>, pattern: &[u8], elem: &[u8]) -> Option<Vec<
 
 /// Redis's reading of a sort weight: `strtod` over the C string, which must
 /// consume all of it; an empty string is 0; NaN and out-of-range values
-/// are errors.
+/// are errors. SORT (unlike other commands) refuses any result glibc flags
+/// with ERANGE, so an inexact subnormal (`1e-310`) is an error too.
 fn weight(b: &[u8]) -> Option<f64> {
     let s = c_str(b);
     if s.is_empty() {
@@ -163,7 +164,63 @@ fn weight(b: &[u8]) -> Option<f64> {
     let start = s
         .iter()
         .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))?;
-    keel_store::num::parse_f64_in_range(&s[start..]).filter(|v| !v.is_nan())
+    let text = &s[start..];
+    let v = keel_store::num::parse_f64_in_range(text).filter(|v| !v.is_nan())?;
+    if v != 0.0 && v.abs() < f64::MIN_POSITIVE && !exact_hex_subnormal(text) {
+        return None;
+    }
+    Some(v)
+}
+
+/// Whether a subnormal's spelling is a hexadecimal float that names it
+/// exactly (glibc raises ERANGE only for inexact tiny results). A decimal
+/// spelling of a subnormal is taken as inexact: an exact one needs over a
+/// thousand decimal places.
+fn exact_hex_subnormal(text: &[u8]) -> bool {
+    let t = match text.first() {
+        Some(b'+' | b'-') => &text[1..],
+        _ => text,
+    };
+    let Some(t) = t
+        .strip_prefix(b"0x".as_slice())
+        .or_else(|| t.strip_prefix(b"0X".as_slice()))
+    else {
+        return false;
+    };
+    let p = t
+        .iter()
+        .position(|&c| c == b'p' || c == b'P')
+        .unwrap_or(t.len());
+    let (mantissa, exponent) = t.split_at(p);
+    let exp: i64 = match exponent.get(1..) {
+        None => 0,
+        Some(e) => match std::str::from_utf8(e)
+            .ok()
+            .and_then(|e| e.parse::<i64>().ok())
+        {
+            Some(e) => e.clamp(-1 << 40, 1 << 40),
+            // An exponent too long for i64 is far outside the subnormals.
+            None => return false,
+        },
+    };
+    let frac_digits = mantissa
+        .iter()
+        .position(|&c| c == b'.')
+        .map_or(0, |dot| mantissa.len() - dot - 1) as i64;
+    // The lowest set bit of the digits, counted from the last digit.
+    let mut trailing_zero_bits: i64 = 0;
+    for &c in mantissa.iter().rev().filter(|&&c| c != b'.') {
+        let d = match (c as char).to_digit(16) {
+            Some(d) => d,
+            None => return false,
+        };
+        if d != 0 {
+            trailing_zero_bits += i64::from(d.trailing_zeros());
+            return exp - 4 * frac_digits + trailing_zero_bits >= -1074;
+        }
+        trailing_zero_bits += 4;
+    }
+    false
 }
 
 /// Binary comparison, as Redis compares string objects.
@@ -579,5 +636,19 @@ mod tests {
         assert!(f(&argv(&["SORT", "k", "LIMIT", "0", "1", "get", "*"])));
         // A key named GET before a starred pattern: taken to name keys.
         assert!(f(&argv(&["SORT", "k", "STORE", "GET", "*"])));
+    }
+
+    /// SORT refuses the weights glibc's strtod flags as out of range, tiny
+    /// inexact ones included (redis-server 7.0.15 replies).
+    #[test]
+    fn tiny_weights_follow_strtod() {
+        use super::weight;
+        assert_eq!(weight(b"1e-310"), None);
+        assert_eq!(weight(b"-4.9406564584124654e-324"), None);
+        assert_eq!(weight(b"0x1.0000000000001p-1060"), None);
+        assert_eq!(weight(b"0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(weight(b"0x1.8p-1070"), Some(f64::from_bits(24)));
+        assert_eq!(weight(b"2.2250738585072014e-308"), Some(f64::MIN_POSITIVE));
+        assert_eq!(weight(b" 0x10"), Some(16.0));
     }
 }
