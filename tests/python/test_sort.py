@@ -2,6 +2,9 @@
 (hash fields included), STORE, the BY-nosort orderings and the error texts.
 The expected replies were produced by redis-server 7.0.15."""
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import redis
 
 # (command, reply) in order, each run on the state the ones before it left.
@@ -316,3 +319,23 @@ def test_sort_converts_a_compact_sorted_set(r):
     r.zadd("zz", {"c": 3})
     assert r.object("encoding", "zz") == "skiplist"
     assert raw(r, "SORT", "zz", "ALPHA", "DESC") == ["c", "b", "a"]
+
+
+def test_store_serves_a_blocked_client(r, server):
+    """SORT ... STORE creates its destination list: a client blocked on it is
+    served, with and without BY and GET patterns."""
+    r.rpush("src", "3", "1", "2")
+    r.mset({"w_1": "9", "w_2": "8", "w_3": "7"})
+    for extra, first in (([], "1"), (["BY", "w_*"], "3")):
+        r.delete("dst")
+        blocked = server.client()
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(blocked.blpop, ["dst"], 5)
+            deadline = time.time() + 5
+            while r.info("clients")["blocked_clients"] != 1:
+                assert time.time() < deadline, "client never blocked"
+                time.sleep(0.01)
+            assert raw(r, "SORT", "src", *extra, "STORE", "dst") == 3
+            assert list(pending.result(timeout=5)) == ["dst", first]
+        blocked.close()
+        assert r.lrange("dst", 0, -1) == (["2", "3"] if first == "1" else ["2", "1"])
