@@ -336,7 +336,10 @@ def sort_command(rnd, p):
     if store:
         opts += ["STORE", rnd.choice(["dst", "ln_copy"])]
     if rnd.random() < 0.03:
-        opts.insert(rnd.randrange(len(opts) + 1), rnd.choice(["BADOPT", "LIMIT", "BY"]))
+        # Syntax errors (a BY in the middle could name a constant pattern).
+        opts.insert(rnd.randrange(len(opts) + 1), rnd.choice(["BADOPT", "LIMIT"]))
+    elif rnd.random() < 0.01:
+        opts.append(rnd.choice(["BY", "GET", "STORE"]))
     command = "SORT_RO" if not store and rnd.random() < 0.2 else "SORT"
     p.run(command, key, *opts)
     if store:
