@@ -19,11 +19,17 @@ use std::cmp::Ordering;
 /// Redis's `pqsort(v, len, size, cmp, lo, hi)` leaves them. `lo` and `hi` may
 /// lie outside the slice, as Redis sometimes passes them.
 pub fn pqsort<T>(v: &mut [T], lo: i64, hi: i64, mut cmp: impl FnMut(&T, &T) -> Ordering) {
-    let n = v.len();
-    sort_part(v, 0, n, lo, hi, &mut cmp);
+    // Redis recurses into the lower part of each partition; the parts are
+    // disjoint, so the order they are sorted in changes nothing, and a list
+    // of parts to do keeps adversarial input from exhausting the stack.
+    let mut parts = vec![(0, v.len())];
+    while let Some((base, n)) = parts.pop() {
+        sort_part(v, base, n, lo, hi, &mut cmp, &mut parts);
+    }
 }
 
-/// Sort `v[base..base + n]`; ranks are indices into the whole of `v`.
+/// Sort `v[base..base + n]` (ranks are indices into the whole of `v`),
+/// leaving lower parts that still need sorting in `parts`.
 fn sort_part<T>(
     v: &mut [T],
     mut base: usize,
@@ -31,6 +37,7 @@ fn sort_part<T>(
     lo: i64,
     hi: i64,
     cmp: &mut impl FnMut(&T, &T) -> Ordering,
+    parts: &mut Vec<(usize, usize)>,
 ) {
     loop {
         if n < 7 {
@@ -91,7 +98,7 @@ fn sort_part<T>(
         swap_runs(v, pb, end - r, r);
         let left = pb - pa;
         if left > 1 && overlaps(base, left, lo, hi) {
-            sort_part(v, base, left, lo, hi, cmp);
+            parts.push((base, left));
         }
         let right = pd - pc;
         if right > 1 {
