@@ -267,3 +267,54 @@ def test_search_finds_exactly_the_members_in_range(r):
         assert set(found) - expected <= edge, radius
         assert [float(d) for _, d in got] == sorted(float(d) for _, d in got)
         assert all(found[m] == dists[m] for m in found)
+
+
+# Members at equal distances: without COUNT (or with ASC/DESC and no COUNT)
+# Redis sorts with glibc's stable qsort, so ties keep its collection order
+# (cell by cell, by score then member within a cell); with a COUNT smaller
+# than the matches it sorts with its partial quicksort, which is not stable.
+# Replies from redis-server 7.0.15.
+TIE_CASES = [
+    (['GEOSEARCH', 'same', 'FROMLONLAT', '2', '48', 'BYRADIUS', '1', 'km', 'COUNT', '3'],
+     ['m59', 'm01', 'm02']),
+    (['GEOSEARCH', 'same', 'FROMLONLAT', '2', '48', 'BYRADIUS', '1', 'km', 'COUNT', '10', 'DESC'],
+     ['m59', 'm01', 'm02', 'm03', 'm04', 'm05', 'm06', 'm07', 'm08', 'm09']),
+    (['GEOSEARCH', 'same', 'FROMLONLAT', '2', '48', 'BYRADIUS', '1', 'km', 'COUNT', '5', 'ANY'],
+     ['m00', 'm01', 'm02', 'm03', 'm04']),
+    (['GEORADIUS', 'big', '2', '48', '1', 'km', 'COUNT', '4'],
+     ['m199', 'm001', 'm002', 'm003']),
+    (['GEOSEARCH', 'big', 'FROMLONLAT', '2', '48', 'BYBOX', '1', '1', 'km', 'COUNT', '7', 'ASC'],
+     ['m199', 'm001', 'm002', 'm003', 'm004', 'm005', 'm006']),
+    (['GEOSEARCH', 'ring', 'FROMLONLAT', '0', '0', 'BYRADIUS', '5', 'km'],
+     ['x01', 'x03', 'y01', 'y03', 'x05', 'x07', 'y05', 'y07', 'x09', 'x11', 'y09', 'y11', 'y08', 'y10',
+      'y04', 'y06', 'y00', 'y02', 'x08', 'x10', 'x04', 'x06', 'x00', 'x02']),
+    (['GEOSEARCH', 'ring', 'FROMLONLAT', '0', '0', 'BYRADIUS', '5', 'km', 'ASC'],
+     ['y01', 'y03', 'y00', 'y02', 'x01', 'x03', 'x00', 'x02', 'y05', 'y07', 'y04', 'y06', 'x05', 'x07',
+      'x04', 'x06', 'y09', 'y11', 'y08', 'y10', 'x09', 'x11', 'x08', 'x10']),
+    (['GEOSEARCH', 'ring', 'FROMLONLAT', '0', '0', 'BYRADIUS', '5', 'km', 'DESC'],
+     ['x09', 'x11', 'x08', 'x10', 'y09', 'y11', 'y08', 'y10', 'x05', 'x07', 'x04', 'x06', 'y05', 'y07',
+      'y04', 'y06', 'x01', 'x03', 'x00', 'x02', 'y01', 'y03', 'y00', 'y02']),
+    (['GEOSEARCH', 'ring', 'FROMLONLAT', '0', '0', 'BYRADIUS', '5', 'km', 'COUNT', '5'],
+     ['y02', 'y00', 'y01', 'y03', 'x01']),
+    (['GEOSEARCH', 'ring', 'FROMLONLAT', '0', '0', 'BYRADIUS', '5', 'km', 'COUNT', '9', 'DESC'],
+     ['x10', 'x08', 'x09', 'x11', 'y11', 'y09', 'y10', 'y08', 'x04']),
+    (['GEORADIUS', 'ring', '0', '0', '5', 'km', 'COUNT', '6', 'WITHDIST'],
+     [['y02', '1.1123'], ['y00', '1.1123'], ['y01', '1.1123'], ['y03', '1.1123'], ['x01', '1.1125'],
+      ['x03', '1.1125']]),
+]
+
+
+def test_equal_distances_come_back_as_in_redis(r):
+    r.execute_command("GEOADD", "same", *[x for i in range(60) for x in ("2", "48", f"m{i:02}")])
+    # Over 128 members: the other sorted-set encoding.
+    r.execute_command("GEOADD", "big", *[x for i in range(200) for x in ("2", "48", f"m{i:03}")])
+    ring = []
+    for k in range(12):
+        d = f"{0.01 * (1 if k % 2 else -1) * (1 + k // 4):.2f}"
+        ring += [d, "0", f"x{k:02}", "0", d, f"y{k:02}"]
+    r.execute_command("GEOADD", "ring", *ring)
+    for args, expected in TIE_CASES:
+        assert raw(r, *args) == expected, args
+    # GEOSEARCHSTORE keeps the same members as GEOSEARCH.
+    assert raw(r, "GEOSEARCHSTORE", "dst", "same", "FROMLONLAT", "2", "48", "BYRADIUS", "1", "km", "COUNT", "3") == 3
+    assert r.zrange("dst", 0, -1) == ["m01", "m02", "m59"]

@@ -486,9 +486,7 @@ impl Engine {
                     continue;
                 };
                 let qspec = self.commands.specs[qid];
-                if qspec.flags.contains(Flags::ALL_SHARDS)
-                    || qspec.flags.contains(Flags::SHARD_WALK)
-                {
+                if qspec.flags.every_shard(queued) || qspec.flags.contains(Flags::SHARD_WALK) {
                     return None;
                 }
                 pos.clear();

@@ -251,7 +251,7 @@ impl Engine {
         argv: &[Bytes],
     ) -> Guards<'a> {
         let ks = &self.keyspace;
-        if flags.contains(Flags::ALL_SHARDS)
+        if flags.every_shard(argv)
             || (flags.contains(Flags::SCRIPT)
                 && crate::commands::scripting::wants_every_shard(self, argv))
         {
@@ -270,7 +270,7 @@ impl Engine {
                     continue;
                 };
                 let qspec = self.commands.specs[qid];
-                if qspec.flags.contains(Flags::ALL_SHARDS)
+                if qspec.flags.every_shard(queued)
                     || qspec.flags.contains(Flags::SHARD_WALK)
                     || qspec.flags.contains(Flags::SCRIPT)
                 {
@@ -388,7 +388,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
         }
     }
     if changed && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
-        if spec.flags.contains(Flags::ALL_SHARDS) {
+        if spec.flags.every_shard(argv) {
             ctx.ready.extend(engine.blocking.waited_keys());
         } else {
             let mut pos = Vec::new();
@@ -556,7 +556,7 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
         }
     }
     let spec = engine.commands.specs[id];
-    if spec.flags.contains(Flags::ALL_SHARDS) || spec.flags.contains(Flags::SHARD_WALK) {
+    if spec.flags.every_shard(argv) || spec.flags.contains(Flags::SHARD_WALK) {
         if (0..engine.keyspace.shard_count()).any(|s| !ctx.guards.holds(s)) {
             return err(CmdError::Internal(engine.commands.full_name(id)));
         }

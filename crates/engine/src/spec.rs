@@ -45,6 +45,10 @@ impl Flags {
     /// `Ctx::with_shard`, holding one lock at a time (SCAN), so other clients
     /// are not stopped for the whole walk. Inside EXEC every shard is locked.
     pub const SHARD_WALK: Flags = Flags(1 << 26);
+    /// Keel-specific: the command may name other keys through patterns in its
+    /// arguments (SORT's BY and GET): a call that does takes every shard, one
+    /// that does not only its declared keys (see `Flags::every_shard`).
+    pub const KEY_PATTERNS: Flags = Flags(1 << 28);
     /// Keel-specific: runs outside MULTI queueing (MULTI, EXEC, DISCARD, WATCH...).
     pub const TX_CONTROL: Flags = Flags(1 << 25);
 
@@ -54,6 +58,13 @@ impl Flags {
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
+    }
+
+    /// Whether a call with these flags and arguments must hold every shard:
+    /// a whole-keyspace command, or one whose patterns reach other keys.
+    pub fn every_shard(self, argv: &[Bytes]) -> bool {
+        self.contains(Flags::ALL_SHARDS)
+            || (self.contains(Flags::KEY_PATTERNS) && crate::commands::sort::names_other_keys(argv))
     }
 
     /// Redis's names for the flags that COMMAND INFO reports.

@@ -145,13 +145,35 @@ pub fn centre(area: Area) -> (f64, f64) {
 }
 
 /// The (longitude, latitude) a sorted-set score stands for. Like Redis, the
-/// score is read as an unsigned integer (C's conversion: fractions dropped,
-/// out-of-range values saturate here where C's behaviour is undefined).
+/// score is read as an unsigned integer (see [`c_double_to_u64`]).
 pub fn decode_score(score: f64) -> (f64, f64) {
     centre(decode(Cell {
-        bits: score as u64,
+        bits: c_double_to_u64(score),
         step: STEP_MAX,
     }))
+}
+
+/// C's `(uint64_t)` of a double as x86-64 code computes it, out-of-range
+/// values included (C leaves them undefined; Redis runs what the compiler
+/// emits): below 2^63 a signed truncation, so -1 becomes all ones and
+/// -inf or NaN the "indefinite" 2^63; from 2^63 up the truncation of
+/// `x - 2^63` with the top bit flipped, so 2^64 and beyond become 0. A sorted
+/// set holding any score can be read as geo points, and Redis decodes these.
+pub fn c_double_to_u64(x: f64) -> u64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    // cvttsd2si: truncation, or i64::MIN for NaN and out-of-range values.
+    let truncate = |v: f64| -> i64 {
+        if v.is_nan() || !(-TWO_63..TWO_63).contains(&v) {
+            i64::MIN
+        } else {
+            v as i64
+        }
+    };
+    if x >= TWO_63 {
+        (truncate(x - TWO_63) as u64) ^ (1 << 63)
+    } else {
+        truncate(x) as u64
+    }
 }
 
 /// The 11-character standard geohash (latitudes +-90) of a stored score.
@@ -400,6 +422,19 @@ mod tests {
             format!("{:.4}", distance(a.0, a.1, b.0, b.1)),
             "166274.1516"
         );
+    }
+
+    #[test]
+    fn scores_convert_as_x86_64_c_does() {
+        assert_eq!(c_double_to_u64(1.9), 1);
+        assert_eq!(c_double_to_u64(-1.0), u64::MAX);
+        assert_eq!(c_double_to_u64(f64::NEG_INFINITY), 1 << 63);
+        assert_eq!(c_double_to_u64(f64::NAN), 1 << 63);
+        assert_eq!(c_double_to_u64(9_223_372_036_854_775_808.0), 1 << 63);
+        assert_eq!(c_double_to_u64(1e20), 0);
+        assert_eq!(c_double_to_u64(f64::INFINITY), 0);
+        // GEOHASH of a member scored -1 in redis-server 7.0.15.
+        assert_eq!(&hash_string(-1.0), b"bp05b5048p0");
     }
 
     #[test]

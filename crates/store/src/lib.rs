@@ -23,6 +23,7 @@ pub mod longdouble;
 pub mod murmur;
 pub mod num;
 pub mod packed;
+pub mod pqsort;
 pub mod prefetch;
 pub mod roaring;
 pub mod set;

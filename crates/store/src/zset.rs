@@ -694,6 +694,14 @@ pub fn from_pairs(pairs: &[(Vec<u8>, f64)], limits: &CompactLimits) -> Value {
     v
 }
 
+/// Move a packed sorted set to the general form, for good (Redis's SORT
+/// converts every sorted set it reads this way). Other values are left alone.
+pub fn convert_to_index(v: &mut Value) {
+    if let Value::ZSetPacked(p) = v {
+        *v = Value::ZSet(Box::new(packed_to_index(p)));
+    }
+}
+
 pub fn len(v: &Value) -> usize {
     match v {
         Value::ZSetPacked(p) => packed_pairs(p).count(),

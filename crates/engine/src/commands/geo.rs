@@ -531,11 +531,7 @@ fn georadius_generic(ctx: &mut Ctx<'_>, argv: &[Bytes], kind: Kind) -> Result<Fr
         Some(v) => find_points(v, &s, limit),
         None => Vec::new(),
     };
-    match order {
-        Order::Asc => points.sort_by(|a, b| a.dist.total_cmp(&b.dist)),
-        Order::Desc => points.sort_by(|a, b| b.dist.total_cmp(&a.dist)),
-        Order::None => {}
-    }
+    sort_points(&mut points, order, count as usize);
     if count > 0 {
         points.truncate(count as usize);
     }
@@ -573,6 +569,28 @@ fn georadius_generic(ctx: &mut Ctx<'_>, argv: &[Bytes], kind: Kind) -> Result<Fr
         })
         .collect();
     Ok(Frame::Array(reply))
+}
+
+/// Order the matches as Redis does: a full sort with the C library's
+/// `qsort` (glibc's merge sort, stable), or, when COUNT keeps fewer than were
+/// found, its partial quicksort of the first `count`, which is not stable:
+/// members at equal distances come out in that algorithm's order.
+fn sort_points(points: &mut [Point], order: Order, count: usize) {
+    let by_dist = |a: &Point, b: &Point| {
+        match order {
+            Order::Desc => b.dist.partial_cmp(&a.dist),
+            _ => a.dist.partial_cmp(&b.dist),
+        }
+        .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    if order == Order::None {
+        return;
+    }
+    if count == 0 || count >= points.len() {
+        points.sort_by(by_dist);
+    } else {
+        keel_store::pqsort::pqsort(points, 0, count as i64 - 1, by_dist);
+    }
 }
 
 /// The radius and the metres per unit of a `<radius> <unit>` pair.

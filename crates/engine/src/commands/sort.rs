@@ -4,8 +4,9 @@
 //! list (`STORE`).
 //!
 //! The keys that BY and GET patterns reach are known only while the command
-//! runs, so both commands take every shard (`ALL_SHARDS`), as a script that
-//! reaches undeclared keys must: the result is consistent across threads.
+//! runs, so a call naming such a pattern takes every shard (`KEY_PATTERNS`),
+//! as a script that reaches undeclared keys must: the result is consistent
+//! across threads. A call without one takes only its key and destination.
 //! Redis's quirks are kept: `BY` without `*` sorts nothing (lists and sorted
 //! sets keep their order, DESC reverses it, LIMIT is applied to that order),
 //! a set with no sorting is sorted by bytes when stored or inside a script,
@@ -31,7 +32,9 @@ pub(crate) const SORT: CommandSpec = CommandSpec {
     name: "SORT",
     group: Group::Generic,
     arity: -2,
-    flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::ALL_SHARDS),
+    flags: Flags::WRITE
+        .union(Flags::DENYOOM)
+        .union(Flags::KEY_PATTERNS),
     keys: Keys::Find(KeyFinder(sort_keys)),
     summary: "Sort the elements in a list, set or sorted set",
     since: "1.0.0",
@@ -44,7 +47,7 @@ pub(crate) const SORT_RO: CommandSpec = CommandSpec {
     name: "SORT_RO",
     group: Group::Generic,
     arity: -2,
-    flags: Flags::READONLY.union(Flags::ALL_SHARDS),
+    flags: Flags::READONLY.union(Flags::KEY_PATTERNS),
     keys: Keys::Find(KeyFinder(sort_ro_keys)),
     summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
     since: "7.0.0",
@@ -88,6 +91,17 @@ fn sort_ro_keys(argv: &[Bytes], out: &mut Vec<usize>) {
     if argv.len() > 1 {
         out.push(1);
     }
+}
+
+/// Whether a SORT or SORT_RO may reach keys other than its declared ones:
+/// some BY or GET among its arguments is followed by a pattern with a `*`.
+/// It errs towards yes (any such pair anywhere), never towards no: the
+/// handler looks keys up only for such patterns.
+pub(crate) fn names_other_keys(argv: &[Bytes]) -> bool {
+    argv.iter()
+        .skip(2)
+        .zip(argv.iter().skip(3))
+        .any(|(opt, pattern)| (is(opt, "BY") || is(opt, "GET")) && pattern.contains(&b'*'))
 }
 
 fn sort(ctx: &mut Ctx<'_>, args: &mut crate::args::Args<'_>) -> Result<Frame, CmdError> {
@@ -140,7 +154,8 @@ fn lookup_pattern(ctx: &mut Ctx<'_>, pattern: &[u8], elem: &[u8]) -> Option<Vec<
 
 /// Redis's reading of a sort weight: `strtod` over the C string, which must
 /// consume all of it; an empty string is 0; NaN and out-of-range values
-/// are errors.
+/// are errors. SORT (unlike other commands) refuses any result glibc flags
+/// with ERANGE, so an inexact subnormal (`1e-310`) is an error too.
 fn weight(b: &[u8]) -> Option<f64> {
     let s = c_str(b);
     if s.is_empty() {
@@ -149,7 +164,63 @@ fn weight(b: &[u8]) -> Option<f64> {
     let start = s
         .iter()
         .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))?;
-    keel_store::num::parse_f64_in_range(&s[start..]).filter(|v| !v.is_nan())
+    let text = &s[start..];
+    let v = keel_store::num::parse_f64_in_range(text).filter(|v| !v.is_nan())?;
+    if v != 0.0 && v.abs() < f64::MIN_POSITIVE && !exact_hex_subnormal(text) {
+        return None;
+    }
+    Some(v)
+}
+
+/// Whether a subnormal's spelling is a hexadecimal float that names it
+/// exactly (glibc raises ERANGE only for inexact tiny results). A decimal
+/// spelling of a subnormal is taken as inexact: an exact one needs over a
+/// thousand decimal places.
+fn exact_hex_subnormal(text: &[u8]) -> bool {
+    let t = match text.first() {
+        Some(b'+' | b'-') => &text[1..],
+        _ => text,
+    };
+    let Some(t) = t
+        .strip_prefix(b"0x".as_slice())
+        .or_else(|| t.strip_prefix(b"0X".as_slice()))
+    else {
+        return false;
+    };
+    let p = t
+        .iter()
+        .position(|&c| c == b'p' || c == b'P')
+        .unwrap_or(t.len());
+    let (mantissa, exponent) = t.split_at(p);
+    let exp: i64 = match exponent.get(1..) {
+        None => 0,
+        Some(e) => match std::str::from_utf8(e)
+            .ok()
+            .and_then(|e| e.parse::<i64>().ok())
+        {
+            Some(e) => e.clamp(-1 << 40, 1 << 40),
+            // An exponent too long for i64 is far outside the subnormals.
+            None => return false,
+        },
+    };
+    let frac_digits = mantissa
+        .iter()
+        .position(|&c| c == b'.')
+        .map_or(0, |dot| mantissa.len() - dot - 1) as i64;
+    // The lowest set bit of the digits, counted from the last digit.
+    let mut trailing_zero_bits: i64 = 0;
+    for &c in mantissa.iter().rev().filter(|&&c| c != b'.') {
+        let d = match (c as char).to_digit(16) {
+            Some(d) => d,
+            None => return false,
+        };
+        if d != 0 {
+            trailing_zero_bits += i64::from(d.trailing_zeros());
+            return exp - 4 * frac_digits + trailing_zero_bits >= -1074;
+        }
+        trailing_zero_bits += 4;
+    }
+    false
 }
 
 /// Binary comparison, as Redis compares string objects.
@@ -220,7 +291,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[Bytes], readonly: bool) -> Result<Fra
     let key = &argv[1];
     let now = ctx.now_ms();
     let in_script = ctx.in_script;
-    let entry = ctx.table(key)?.get(key, now).map(|e| &e.value);
+    let mut entry = ctx.table(key)?.get(key, now).map(|e| &e.value);
     let ty = entry.map(Value::value_type);
     if !matches!(
         ty,
@@ -228,6 +299,14 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[Bytes], readonly: bool) -> Result<Fra
     ) {
         ctx.hit_key(key, true);
         return Err(CmdError::WrongType);
+    }
+    // Redis converts a compact sorted set it sorts to its general encoding,
+    // where it stays (OBJECT ENCODING reports "skiplist" afterwards).
+    if matches!(entry, Some(Value::ZSetPacked(_))) {
+        if let Some(e) = ctx.table(key)?.get_mut(key, now) {
+            zset::convert_to_index(&mut e.value);
+        }
+        entry = ctx.table(key)?.get(key, now).map(|e| &e.value);
     }
     // A set has no order of its own: unsorted output would differ between
     // runs, so a stored or scripted one is sorted by bytes.
@@ -345,7 +424,14 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[Bytes], readonly: bool) -> Result<Fra
                 o
             }
         };
-        items.sort_by(cmp);
+        // Redis sorts with the C library's qsort (glibc's merge sort, stable),
+        // but with its partial quicksort when BY names a pattern and LIMIT
+        // narrows the range: ties then come out in that algorithm's order.
+        if by_pattern && (start != 0 || end != items.len() as i64 - 1) {
+            keel_store::pqsort::pqsort(&mut items, start, end, cmp);
+        } else {
+            items.sort_by(cmp);
+        }
     }
     if conversion_error {
         return Err(CmdError::err(
@@ -490,5 +576,79 @@ mod tests {
             e.run(&["SORT_RO", "s", "STORE", "d"]),
             Frame::error("ERR syntax error")
         );
+    }
+
+    /// Without BY or GET patterns SORT holds only its key's (and STORE's)
+    /// shards: it runs while another shard is locked. With a pattern it
+    /// waits for every shard.
+    #[test]
+    fn only_patterns_take_every_shard() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let mut e = TestEngine::new();
+        e.run(&["RPUSH", "l", "2", "1"]);
+        let ks = &e.engine.keyspace;
+        let mine = [ks.shard_of(b"l"), ks.shard_of(b"dst")];
+        let other = (0..ks.shard_count())
+            .find(|s| !mine.contains(s))
+            .expect("more than two shards");
+        let run_while_locked = |argv: &'static [&'static str]| -> bool {
+            let guard = e.engine.keyspace.lock(other);
+            let (tx, rx) = mpsc::channel();
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    let mut session = e.other_session();
+                    let _ = tx.send(e.run_as(&mut session, argv));
+                });
+                let done = rx.recv_timeout(Duration::from_millis(300)).is_ok();
+                drop(guard);
+                if !done {
+                    rx.recv_timeout(Duration::from_secs(10))
+                        .expect("finishes once unlocked");
+                }
+                done
+            })
+        };
+        assert!(run_while_locked(&[
+            "SORT", "l", "LIMIT", "0", "1", "DESC", "GET", "#"
+        ]));
+        assert!(run_while_locked(&[
+            "SORT", "l", "BY", "nosort", "STORE", "dst"
+        ]));
+        assert!(run_while_locked(&["SORT_RO", "l", "ALPHA"]));
+        assert!(!run_while_locked(&["SORT", "l", "BY", "w_*"]));
+        assert!(!run_while_locked(&["SORT_RO", "l", "GET", "h_*->f"]));
+        assert_eq!(e.run(&["LRANGE", "dst", "0", "-1"]), bulks(&["2", "1"]));
+    }
+
+    #[test]
+    fn names_other_keys_errs_towards_yes() {
+        let argv = |a: &[&str]| -> Vec<bytes::Bytes> {
+            a.iter()
+                .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
+                .collect()
+        };
+        let f = super::names_other_keys;
+        assert!(!f(&argv(&["SORT", "k"])));
+        assert!(!f(&argv(&["SORT", "k", "BY", "nosort", "GET", "#"])));
+        assert!(!f(&argv(&["SORT", "*", "STORE", "*"])));
+        assert!(f(&argv(&["sort", "k", "by", "w_*"])));
+        assert!(f(&argv(&["SORT", "k", "LIMIT", "0", "1", "get", "*"])));
+        // A key named GET before a starred pattern: taken to name keys.
+        assert!(f(&argv(&["SORT", "k", "STORE", "GET", "*"])));
+    }
+
+    /// SORT refuses the weights glibc's strtod flags as out of range, tiny
+    /// inexact ones included (redis-server 7.0.15 replies).
+    #[test]
+    fn tiny_weights_follow_strtod() {
+        use super::weight;
+        assert_eq!(weight(b"1e-310"), None);
+        assert_eq!(weight(b"-4.9406564584124654e-324"), None);
+        assert_eq!(weight(b"0x1.0000000000001p-1060"), None);
+        assert_eq!(weight(b"0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(weight(b"0x1.8p-1070"), Some(f64::from_bits(24)));
+        assert_eq!(weight(b"2.2250738585072014e-308"), Some(f64::MIN_POSITIVE));
+        assert_eq!(weight(b" 0x10"), Some(16.0));
     }
 }
