@@ -23,10 +23,12 @@ pytestmark = pytest.mark.skipif(REDIS is None, reason="needs a redis-server bina
 
 SEEDS = int(os.environ.get("KEEL_NOTIFY_DIFF_SEEDS", "10"))
 STEPS = int(os.environ.get("KEEL_NOTIFY_DIFF_STEPS", "400"))
-KEYS = ["s1", "s2", "l1", "l2", "h1", "z1", "z2", "t1", "x1", "g1", "p1", "n1"]
+# The HyperLogLogs p1 and p2 are only touched by PF* commands: a damaged one
+# is edited by Redis as far as it goes, refused whole by Keel.
+KEYS = ["s1", "s2", "l1", "l2", "h1", "z1", "z2", "t1", "x1", "g1", "n1"]
 # Keys a family's commands prefer, so most commands find their own type.
 FAMILY = {"str": ["s1", "s2", "n1"], "list": ["l1", "l2"], "hash": ["h1"], "set": ["t1", "t2"],
-          "zset": ["z1", "z2"], "stream": ["x1", "x2"], "hll": ["p1"], "geo": ["g1", "g2"]}
+          "zset": ["z1", "z2"], "stream": ["x1", "x2"], "geo": ["g1", "g2"]}
 MEMBERS = ["a", "b", "c", "d"]
 
 
@@ -71,13 +73,15 @@ def command(rng):
         # sets
         lambda: ["SADD", k, m, "e"], lambda: ["SREM", k, m], lambda: ["SMOVE", k, k2, m],
         lambda: ["SINTERSTORE", k, k2, "s1"], lambda: ["SUNIONSTORE", k, k2, "s2"],
-        lambda: ["SDIFFSTORE", k, k2, "s1"], lambda: ["SPOP", k, "1"],
+        # (SPOP takes them all: which member a smaller SPOP takes is chance.)
+        lambda: ["SDIFFSTORE", k, k2, "s1"], lambda: ["SPOP", k, "100"],
         # sorted sets
         lambda: ["ZADD", k, str(n), m], lambda: ["ZADD", k, "GT", "CH", str(n), m],
         lambda: ["ZADD", k, "NX", "XX", "1", m], lambda: ["ZINTERSTORE", k, "1", "nokey"], lambda: ["ZADD", k, "INCR", "1", m], lambda: ["ZINCRBY", k, "2", m],
         lambda: ["ZREM", k, m], lambda: ["ZPOPMIN", k], lambda: ["ZPOPMAX", k, "2"],
         lambda: ["ZREMRANGEBYRANK", k, "0", "0"], lambda: ["ZREMRANGEBYSCORE", k, "-inf", "1"],
-        lambda: ["ZREMRANGEBYLEX", k, "-", "[b"], lambda: ["ZUNIONSTORE", k, "2", k2, "z1"],
+        # Lex ranges on one score only: with several, Redis leaves the result unspecified.
+        lambda: ["ZADD", "zl", "0", m], lambda: ["ZREMRANGEBYLEX", "zl", "-", "[b"], lambda: ["ZUNIONSTORE", k, "2", k2, "z1"],
         lambda: ["ZINTERSTORE", k, "2", k2, "z2"], lambda: ["ZDIFFSTORE", k, "2", k2, "z1"],
         lambda: ["ZRANGESTORE", k, k2, "0", "-1"], lambda: ["ZMPOP", "1", k, "MIN"],
         # streams, HyperLogLog, geo, SORT
@@ -86,7 +90,7 @@ def command(rng):
         lambda: ["XGROUP", "CREATE", k, "g", "0", "MKSTREAM"], lambda: ["XGROUP", "CREATECONSUMER", k, "g", "c"],
         lambda: ["XGROUP", "DELCONSUMER", k, "g", "c"], lambda: ["XGROUP", "DESTROY", k, "g"],
         lambda: ["XGROUP", "SETID", k, "g", "0"], lambda: ["XSETID", k, "99999999999999-0"],
-        lambda: ["PFADD", k, m], lambda: ["PFMERGE", k, k2],
+        lambda: ["PFADD", "p1", m], lambda: ["PFMERGE", "p1", "p2"], lambda: ["PFADD", "p2", k],
         lambda: ["GEOADD", k, "13.3", "38.1", m], lambda: ["GEOSEARCHSTORE", k, k2, "FROMLONLAT", "13", "38",
                                                         "BYRADIUS", "500", "km"],
         lambda: ["SORT", k2, "ALPHA", "STORE", k], lambda: ["SORT", k2, "STORE", k],
@@ -107,6 +111,21 @@ def kind(reply):
     if isinstance(reply, list):
         return ("list", len(reply))
     return (type(reply).__name__,)
+
+
+def expired_runs_sorted(events):
+    """Keys one command finds expired are announced in the order it looked
+    them up in Redis, in shard order in Keel: each run of `expired` events is
+    compared as a set."""
+    out, run = [], []
+    for ev in events:
+        if ev[0].endswith(b":expired") or ev[1] == b"expired":
+            run.append(ev)
+            continue
+        out.extend(sorted(run))
+        run = []
+        out.append(ev)
+    return out + sorted(run)
 
 
 def run(port, cmds):
@@ -131,7 +150,7 @@ def run(port, cmds):
                 assert msg[2] == str(i).encode()
                 break
             got.append((msg[2], msg[3]))
-        events.append(got)
+        events.append(expired_runs_sorted(got))
     c.cmd("FLUSHALL")
     c.cmd("DEBUG", "SET-ACTIVE-EXPIRE", "1")
     c.close()

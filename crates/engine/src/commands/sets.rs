@@ -410,6 +410,9 @@ fn smove(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let member = args.next_arg()?;
     let limits = ctx.limits();
     let now = ctx.now_ms();
+    // Redis looks both keys up before any check, so an expired destination
+    // goes (and says so) even when the source's type ends the command.
+    ctx.table(dst)?.contains(dst, now);
     // A missing source answers 0 whatever the destination holds.
     if write_set(ctx, src)?.is_none() {
         return Ok(Frame::Integer(0));
