@@ -491,6 +491,9 @@ pub(crate) const XDEL: CommandSpec = CommandSpec {
 };
 
 fn xdel(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    // Redis wakes no blocked reader for this write (only XADD and the
+    // key's creation or deletion do).
+    ctx.wake_no_waiter();
     let key = args.next_key()?;
     // Every id is checked before anything is deleted, as in Redis.
     let ids = args
@@ -523,6 +526,7 @@ pub(crate) const XTRIM: CommandSpec = CommandSpec {
 };
 
 fn xtrim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let key = &argv[1];
     let a = parse_add_or_trim(ctx, argv, false)?;
@@ -558,6 +562,7 @@ pub(crate) const XSETID: CommandSpec = CommandSpec {
 };
 
 fn xsetid(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let key = args.next_key()?;
     let id = parse_strict_id(args.next_arg()?, 0)?;
     let mut entries_added: Option<u64> = None;
@@ -702,10 +707,26 @@ fn xread(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let limit = if count == 0 { usize::MAX } else { count };
     let read = |ctx: &mut Ctx<'_>| -> Result<Option<Frame>, CmdError> {
         let mut out: Vec<(Frame, Frame)> = Vec::new();
+        let serving = ctx.serving_key().cloned();
         for (key, after) in keys.iter().zip(&ids) {
+            if serving.as_ref().is_some_and(|k| k != key) {
+                continue;
+            }
             let Some(s) = stream_read(ctx, key)? else {
                 continue;
             };
+            if serving.is_some() {
+                // A served client gets the written key alone, as in Redis,
+                // once its last id passed the one waited after, even when
+                // the new entries are gone again (`MAXLEN 0`, a MULTI's XDEL).
+                if s.last_id() <= *after {
+                    continue;
+                }
+                let start = after.next().unwrap_or(StreamId::MAX);
+                let entries = entries_reply(s.range(start, StreamId::MAX).take(limit));
+                out.push((Frame::Bulk(key.clone()), entries));
+                break;
+            }
             let Some(start) = after.next() else {
                 continue;
             };

