@@ -127,3 +127,38 @@ def test_served_with_an_empty_list_when_the_new_entries_are_gone(server, r, raw)
     r.execute_command("XADD", "s", "4-1", "f", "v")
     r.execute_command("XDEL", "s", "4-1")
     assert raw.cmd("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">") is None
+
+
+def test_xinfo_stream_radix_tree_nodes_are_redis_s(r):
+    r.config_set("stream-node-max-entries", "1")
+    try:
+        got = []
+        for i in ("1-0", "1-1", "2-0", "256-0", "257-5", "65536-0"):
+            r.execute_command("XADD", "s", i, "f", "v")
+            got.append(r.xinfo_stream("s")["radix-tree-nodes"])
+        assert got == [2, 4, 8, 11, 14, 17]
+        r.execute_command("XDEL", "s", "1-1")
+        info = r.xinfo_stream("s")
+        assert (info["radix-tree-keys"], info["radix-tree-nodes"]) == (5, 15)
+    finally:
+        r.config_set("stream-node-max-entries", "100")
+
+
+def test_xdel_on_a_missing_key_answers_0_before_checking_ids(r):
+    assert r.execute_command("XDEL", "nokey", "abc") == 0
+    r.execute_command("XADD", "s", "1-1", "f", "v")
+    with pytest.raises(redis.ResponseError, match="Invalid stream ID"):
+        r.execute_command("XDEL", "s", "1-1", "abc")
+    assert r.xlen("s") == 1
+
+
+def test_lag_of_an_emptied_stream_is_known(r):
+    r.execute_command("XADD", "s", "1-1", "f", "v")
+    r.execute_command("XADD", "s", "2-1", "f", "v")
+    r.execute_command("XDEL", "s", "2-1")
+    r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    # Fragmented: the lag of a group before the deleted entry is unknown.
+    assert r.xinfo_groups("s")[0]["lag"] is None
+    r.execute_command("XDEL", "s", "1-1")
+    # Emptied: the group is counted as having read every entry added.
+    assert r.xinfo_groups("s")[0]["lag"] == 0

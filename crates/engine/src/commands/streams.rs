@@ -495,7 +495,11 @@ fn xdel(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     // key's creation or deletion do).
     ctx.wake_no_waiter();
     let key = args.next_key()?;
-    // Every id is checked before anything is deleted, as in Redis.
+    // A missing key answers 0 before the ids are looked at; then every id
+    // is checked before anything is deleted, as in Redis.
+    if stream_write(ctx, key)?.is_none() {
+        return Ok(Frame::Integer(0));
+    }
     let ids = args
         .rest()
         .iter()

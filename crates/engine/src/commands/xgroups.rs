@@ -1422,9 +1422,7 @@ fn xinfo_stream(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
     let mut pairs = vec![
         ("length", int(s.len())),
         ("radix-tree-keys", int(blocks)),
-        // A radix tree holding one key or none has that many nodes plus
-        // its root; Keel's B-tree of blocks reports the same shape.
-        ("radix-tree-nodes", int(blocks + 1)),
+        ("radix-tree-nodes", int(s.radix_tree_nodes())),
         ("last-generated-id", id_frame(s.last_id())),
         ("max-deleted-entry-id", id_frame(s.max_deleted_id())),
         ("entries-added", int(s.entries_added())),

@@ -80,6 +80,10 @@ impl StreamCounters {
         if self.entries_added == 0 {
             return Some(0);
         }
+        // An empty stream: every id up to the last one counts them all.
+        if self.length == 0 && id <= self.last_id {
+            return Some(self.entries_added);
+        }
         match id.cmp(&self.last_id) {
             std::cmp::Ordering::Equal => return Some(self.entries_added),
             std::cmp::Ordering::Greater => return None,
@@ -741,6 +745,10 @@ mod tests {
         assert_eq!(Group::new(id(3), None).lag(&frag), Some(0));
         assert_eq!(frag.entries_up_to(id(9)), None);
         assert_eq!(StreamCounters::default().entries_up_to(id(9)), Some(0));
+        // Emptied, even fragmented: anything up to the last id read them all.
+        let empty = StreamCounters { length: 0, ..frag };
+        assert_eq!(empty.entries_up_to(id(1)), Some(empty.entries_added));
+        assert_eq!(empty.entries_up_to(StreamId::MAX), None);
     }
 
     #[derive(Clone, Debug)]

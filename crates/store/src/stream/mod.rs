@@ -116,9 +116,20 @@ impl Stream {
         self.max_deleted_id
     }
 
-    /// Number of blocks (Redis's `radix-tree-nodes` stands for the same).
+    /// Number of blocks (Redis's `radix-tree-keys`).
     pub fn block_count(&self) -> usize {
         self.blocks.len()
+    }
+
+    /// The nodes Redis's radix tree would have holding the blocks' master
+    /// ids as 16-byte big-endian keys (`radix-tree-nodes`). Its shape
+    /// depends on the keys alone: Redis splits a compressed node where a
+    /// new key branches off and merges single-child chains back on removal.
+    /// So it has the root, a node where keys branch, one for each branch's
+    /// child, and a leaf per key. O(blocks x 16); for XINFO only.
+    pub fn radix_tree_nodes(&self) -> u64 {
+        let keys: Vec<[u8; 16]> = self.blocks.keys().map(|id| id.to_be_bytes()).collect();
+        1 + rax_nodes_below(&keys, 0)
     }
 
     /// Add an entry. `id` must be greater than [`Stream::last_id`] (the
@@ -403,6 +414,34 @@ impl Stream {
         self.refresh_first_id();
         true
     }
+}
+
+/// Nodes of a radix tree under the node at depth `depth` that `keys` (sorted,
+/// distinct, 16 bytes, sharing their first `depth` bytes) pass through, that
+/// node excluded.
+fn rax_nodes_below(keys: &[[u8; 16]], depth: usize) -> u64 {
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return 0;
+    };
+    if keys.len() == 1 {
+        // A compressed node runs to the key's leaf, unless this is it.
+        return u64::from(depth < 16);
+    }
+    // Sorted: the bytes all keys share are those the first and last share.
+    let branch = (depth..16).find(|&i| first[i] != last[i]).unwrap_or(16);
+    // A compressed node runs down to the branching node.
+    let mut n = u64::from(branch > depth);
+    let mut rest = keys;
+    while let Some(head) = rest.first() {
+        let len = rest
+            .iter()
+            .take_while(|k| k[branch] == head[branch])
+            .count();
+        // Each child of the branch is a node of its own.
+        n += 1 + rax_nodes_below(&rest[..len], branch + 1);
+        rest = &rest[len..];
+    }
+    n
 }
 
 /// One block as the RDB writer sees it.

@@ -6,6 +6,33 @@ fn id(ms: u64, seq: u64) -> StreamId {
 }
 
 #[test]
+fn radix_tree_nodes_count_as_redis_s_rax() {
+    // One entry a block, so every id is a key; the counts are Redis 7.0's
+    // XINFO STREAM `radix-tree-nodes` after each XADD.
+    let lim = NodeLimits {
+        max_bytes: 4096,
+        max_entries: 1,
+    };
+    let mut s = Stream::new();
+    assert_eq!(s.radix_tree_nodes(), 1);
+    let steps = [
+        (id(1, 0), 2),
+        (id(1, 1), 4),
+        (id(2, 0), 8),
+        (id(256, 0), 11),
+        (id(257, 5), 14),
+        (id(65536, 0), 17),
+    ];
+    for (i, want) in steps {
+        assert!(s.append(i, &[(b"f", b"v")], lim));
+        assert_eq!(s.radix_tree_nodes(), want, "after {i}");
+    }
+    // A removal merges the chain it leaves back into one node.
+    assert!(s.delete(id(1, 1)));
+    assert_eq!(s.radix_tree_nodes(), 15);
+}
+
+#[test]
 fn appends_reads_and_splits_blocks() {
     let mut s = Stream::new();
     let lim = NodeLimits {
