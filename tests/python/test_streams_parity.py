@@ -162,3 +162,26 @@ def test_lag_of_an_emptied_stream_is_known(r):
     r.execute_command("XDEL", "s", "1-1")
     # Emptied: the group is counted as having read every entry added.
     assert r.xinfo_groups("s")[0]["lag"] == 0
+
+
+def test_memory_usage_counts_consumer_groups(r):
+    p = r.pipeline(transaction=False)
+    for i in range(1, 2001):
+        p.execute_command("XADD", "s", f"{i}-0", "field", f"value{i}")
+    p.execute()
+    bare = r.memory_usage("s")
+    r.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    for c in range(4):
+        r.execute_command("XREADGROUP", "GROUP", "g", f"consumer-{c}", "COUNT", "500", "STREAMS", "s", ">")
+    assert r.xpending("s", "g")["pending"] == 2000
+    with_pel = r.memory_usage("s")
+    # Each pending entry sits in the group's PEL and its consumer's: tens
+    # of bytes at the least (Redis's own estimate is near a kilobyte).
+    assert with_pel - bare >= 2000 * 64
+    r.execute_command("XGROUP", "CREATE", "s", "g2", "0")
+    r.execute_command("XREADGROUP", "GROUP", "g2", "c", "STREAMS", "s", ">")
+    assert r.memory_usage("s") - with_pel >= 2000 * 64
+    # Acknowledged entries are given back.
+    r.execute_command("XGROUP", "DESTROY", "s", "g2")
+    r.execute_command("XACK", "s", "g", *[f"{i}-0" for i in range(1, 2001)])
+    assert r.memory_usage("s") < bare + 2000 * 16

@@ -296,22 +296,10 @@ impl Stream {
             .values()
             .map(|b| b.data.capacity() + per_block)
             .sum();
-        let groups = self.groups.as_ref().map_or(0, |g| {
-            std::mem::size_of::<Groups>()
-                + g.groups
-                    .iter()
-                    .map(|(name, group)| {
-                        name.len()
-                            + 64
-                            + group.pel.len() * 96
-                            + group
-                                .consumers
-                                .iter()
-                                .map(|(n, c)| n.len() + 96 + c.pending.len() * 48)
-                                .sum::<usize>()
-                    })
-                    .sum::<usize>()
-        });
+        let groups = self
+            .groups
+            .as_ref()
+            .map_or(0, |g| std::mem::size_of::<Groups>() + g.heap_bytes());
         blocks + groups
     }
 

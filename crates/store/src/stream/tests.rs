@@ -273,3 +273,32 @@ proptest! {
         prop_assert_eq!(collect_owned(&back), collect_owned(&s));
     }
 }
+
+#[test]
+fn heap_bytes_count_groups_consumers_and_pending_entries() {
+    let lim = NodeLimits::default();
+    let mut s = Stream::new();
+    for i in 1..=100 {
+        assert!(s.append(id(i, 0), &[(b"f", b"v")], lim));
+    }
+    let bare = s.heap_bytes();
+    let groups = s.groups.get_or_insert_with(Box::default);
+    assert!(groups.create(b"g", StreamId::MIN, None));
+    let with_group = s.heap_bytes();
+    assert!(with_group > bare);
+    let g = s
+        .groups
+        .as_mut()
+        .and_then(|g| g.get_mut(b"g"))
+        .expect("group");
+    for i in 1..=100 {
+        g.deliver(id(i, 0), b"consumer", 0);
+    }
+    // Each pending entry: the PEL's and the owner's B-tree entries and the
+    // owner's name.
+    assert!(
+        s.heap_bytes() - with_group >= 100 * 100,
+        "{}",
+        s.heap_bytes()
+    );
+}
