@@ -177,7 +177,10 @@ class Gen:
         n = self.rnd.choice([1, 1, 2, 3])
         out = []
         for _ in range(n):
-            out += [self.rnd.choice([b"f", b"g", b"h", b"field"]), str(self.rnd.randint(0, 99)).encode()]
+            value = str(self.rnd.randint(0, 99)).encode()
+            if self.rnd.random() < 0.1:
+                value *= self.rnd.choice([10, 40])
+            out += [self.rnd.choice([b"f", b"g", b"h", b"field"]), value]
         if self.rnd.random() < 0.03:
             out = out[:-1]
         return out
@@ -299,13 +302,15 @@ class Gen:
         if c == "xclaim":
             args = [b"XCLAIM", k, self.group(), self.consumer(), g.choice([b"0", b"0", b"100000000", b"-1"])]
             args += [self.id(k) for _ in range(g.randint(1, 3))]
-            for opt in g.sample([[b"IDLE", b"5"], [b"RETRYCOUNT", g.choice([b"3", b"-1"])], [b"FORCE"],
-                                 [b"JUSTID"], [b"LASTID", self.id(k)]], g.randint(0, 2)):
+            for opt in g.sample([[b"IDLE", g.choice([b"5", b"-1", b"x", b"0"])],
+                                 [b"TIME", g.choice([b"1000", b"-5", b"x", b"99999999999999"])],
+                                 [b"RETRYCOUNT", g.choice([b"3", b"-1", b"0"])], [b"FORCE"], [b"force"],
+                                 [b"JUSTID"], [b"LASTID", self.id(k)]], g.randint(0, 3)):
                 args += opt
             return args
         if c == "xautoclaim":
             args = [b"XAUTOCLAIM", k, self.group(), self.consumer(), g.choice([b"0", b"0", b"100000000", b"-5"]),
-                    g.choice([b"0", b"-", self.id(k)])]
+                    g.choice([b"0", b"-", b"+", self.id(k), b"(" + self.id(k)])]
             if g.random() < 0.5:
                 args += [b"COUNT", self.count()]
             if g.random() < 0.3:
@@ -386,6 +391,60 @@ class Gen:
             [b"XSETID", k, b"1-1", b"ENTRIESADDED"],
             [b"XDEL", k],
             [b"XLEN", k, b"extra"],
+            [b"XREAD", b"STREAMS", k, b"+"],
+            [b"XREAD", b"BLOCK", b"-1", b"STREAMS", k, b"0"],
+            [b"XREAD", b"BLOCK", b"x", b"STREAMS", k, b"0"],
+            [b"XREAD", b"COUNT", b"1", b"COUNT", b"2", b"STREAMS", k, b"0"],
+            [b"XREAD", b"NOACK", b"STREAMS", k, b"0"],
+            [b"XREAD", b"GROUP", b"g1", b"c1", b"STREAMS", k, b"0"],
+            [b"XREADGROUP", b"GROUP", b"g1", b"c1", b"BLOCK", b"-1", b"STREAMS", k, b">"],
+            [b"XREADGROUP", b"GROUP", b"g1", b"c1", b"STREAMS", k, b"s1", b">", b">", b">"],
+            [b"XREADGROUP", b"GROUP", b"g1", b"c1", b"STREAMS", k, b"+"],
+            [b"XREADGROUP", b"GROUP", b"g1", b"c1", b"STREAMS", k, b"(0"],
+            [b"xreadgroup", b"group", b"g1", b"c1", b"count", b"2", b"noack", b"streams", k, b">"],
+            [b"XGROUP", b"HELP"],
+            [b"XINFO", b"HELP"],
+            [b"XGROUP", b"CREATE", k, b"g1", b"+"],
+            [b"XGROUP", b"CREATE", k, b"g1", b"-"],
+            [b"XGROUP", b"SETID", k, b"g1", b"+"],
+            [b"XGROUP", b"SETID", k, b"g1", b"0", b"ENTRIESREAD"],
+            [b"XGROUP", b"CREATE", k, b"g1", b"0", b"ENTRIESREAD", b"1", b"MKSTREAM"],
+            [b"XGROUP", b"DELCONSUMER", k, b"g1"],
+            [b"XCLAIM", k, b"g1", b"c1", b"0", b"0-1", b"RETRYCOUNT"],
+            [b"XCLAIM", k, b"g1", b"c1", b"-1", b"0-1"],
+            [b"XAUTOCLAIM", k, b"g1", b"c1", b"0", b"0", b"COUNT", b"0"],
+            [b"XAUTOCLAIM", k, b"g1", b"c1", b"x", b"0"],
+            [b"XAUTOCLAIM", k, b"g1", b"c1", b"0", b"abc"],
+            [b"XAUTOCLAIM", k, b"g1", b"c1", b"0", b"0", b"JUSTID", b"COUNT", b"1"],
+            [b"XPENDING", k, b"g1", b"+", b"-", b"10"],
+            [b"XPENDING", k, b"g1", b"-", b"+", b"0"],
+            [b"XPENDING", k, b"g1", b"IDLE", b"x", b"-", b"+", b"10"],
+            [b"XPENDING", k, b"g1", b"(-", b"+", b"10"],
+            [b"XINFO", b"STREAM", k, b"FULL", b"COUNT", b"x"],
+            [b"XINFO", b"STREAM", k, b"FULL", b"COUNT", b"1", b"extra"],
+            [b"XSETID", k, b"18446744073709551615-18446744073709551615"],
+            [b"XSETID", k, b"1-1", b"ENTRIESADDED", b"1", b"MAXDELETEDID", b"2-2"],
+            [b"XSETID", k, b"$"],
+            [b"XTRIM", k, b"MINID", b"~", b"+"],
+            [b"XTRIM", k, b"MAXLEN", b"~", b"0", b"LIMIT", b"1"],
+            [b"XTRIM", k, b"MAXLEN", b"=", b"0", b"LIMIT", b"1"],
+            [b"XTRIM", k, b"MAXLEN", b"1", b"MAXLEN", b"2"],
+            [b"XTRIM", k, b"MAXLEN", b"1", b"NOMKSTREAM"],
+            [b"XADD", k, b"NOMKSTREAM", b"NOMKSTREAM", b"1-1", b"f", b"v"],
+            [b"XADD", k, b"MAXLEN", b"~", b"0", b"LIMIT", b"0", b"99999999999999-1", b"f", b"v"],
+            [b"XADD", k, b"MINID", b"18446744073709551615", b"99999999999999-*", b"f", b"v"],
+            [b"XADD", k, b"18446744073709551615-18446744073709551615", b"f", b"v"],
+            [b"XADD", k, b"18446744073709551615-*", b"f", b"v"],
+            [b"XADD", k, b"99999999999999-18446744073709551615", b"f", b"v"],
+            [b"XADD", k, b"99999999999999-*", b"f", b"v"],
+            [b"XRANGE", k, b"+", b"-"],
+            [b"XRANGE", k, b"-", b"+", b"COUNT", b"1", b"COUNT", b"2"],
+            [b"XREVRANGE", k, b"(+", b"-"],
+            [b"XREVRANGE", k, b"+", b"(-"],
+            [b"XRANGE", k, b"(18446744073709551615-18446744073709551615", b"+"],
+            [b"XRANGE", k, b"-", b"(0-0"],
+            [b"XRANGE", k, b"(5", b"(5"],
+            [b"XRANGE", k, b"5", b"5-0"],
         ])
 
 

@@ -185,3 +185,23 @@ def test_memory_usage_counts_consumer_groups(r):
     r.execute_command("XGROUP", "DESTROY", "s", "g2")
     r.execute_command("XACK", "s", "g", *[f"{i}-0" for i in range(1, 2001)])
     assert r.memory_usage("s") < bare + 2000 * 16
+
+
+def test_entries_after_xsetid_below_deleted_ones_share_their_node(r):
+    for i in ("1-0", "5-0", "6-0"):
+        r.execute_command("XADD", "s", i, "f", "v")
+    r.execute_command("XDEL", "s", "5-0", "6-0")
+    # XSETID checks the last live entry only.
+    r.execute_command("XSETID", "s", "2-0")
+    r.execute_command("XADD", "s", "3-0", "f", "v")
+    r.execute_command("XADD", "s", "4-0", "f", "v")
+    info = r.xinfo_stream("s")
+    assert (info["length"], info["radix-tree-keys"], info["last-generated-id"]) == (3, 1, "4-0")
+    ids = lambda reply: [e[0] for e in reply]
+    assert ids(r.xrange("s", "-", "3-5")) == ["1-0", "3-0"]
+    assert ids(r.xrevrange("s", "+", "3-0")) == ["4-0", "3-0"]
+    assert r.execute_command("XDEL", "s", "3-0") == 1
+    # Such a node survives DUMP and RESTORE.
+    r.restore("copy", 0, r.dump("s"))
+    assert ids(r.xrange("copy", "-", "+")) == ["1-0", "4-0"]
+    assert r.xinfo_stream("copy")["radix-tree-keys"] == 1

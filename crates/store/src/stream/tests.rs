@@ -302,3 +302,32 @@ fn heap_bytes_count_groups_consumers_and_pending_entries() {
         s.heap_bytes()
     );
 }
+
+#[test]
+fn an_id_below_deleted_entries_joins_their_block() {
+    // XSETID may move the last id below deleted entries (it checks live ones
+    // only); the next entry then follows them in the same block, as in Redis.
+    let lim = NodeLimits::default();
+    let mut s = Stream::new();
+    for ms in [1, 5, 6] {
+        assert!(s.append(id(ms, 0), &[(b"f", b"v")], lim));
+    }
+    assert!(s.delete(id(5, 0)));
+    assert!(s.delete(id(6, 0)));
+    s.last_id = id(2, 0);
+    assert!(s.append(id(3, 0), &[(b"f", b"v")], lim));
+    assert!(s.append(id(4, 0), &[(b"f", b"v")], lim));
+    assert_eq!(s.block_count(), 1);
+    let ids = |it: &mut dyn Iterator<Item = Entry<'_>>| it.map(|e| e.id.ms).collect::<Vec<_>>();
+    assert_eq!(ids(&mut s.range(StreamId::MIN, id(3, 5))), [1, 3]);
+    assert_eq!(ids(&mut s.range(id(2, 0), StreamId::MAX)), [3, 4]);
+    assert_eq!(ids(&mut s.rev_range(id(3, 0), StreamId::MAX)), [4, 3]);
+    assert_eq!(ids(&mut s.rev_range(StreamId::MIN, id(3, 0))), [3, 1]);
+    assert!(s.get(id(4, 0)).is_some());
+    assert!(s.delete(id(3, 0)));
+    assert_eq!(ids(&mut s.range(StreamId::MIN, StreamId::MAX)), [1, 4]);
+    // The block reads back from its own bytes.
+    let (master, bytes) = s.block_bytes().next().expect("one block");
+    let back = Stream::from_block_bytes(master, bytes.to_vec()).expect("valid");
+    assert_eq!(back.len(), 2);
+}
