@@ -24,8 +24,8 @@ pytestmark = pytest.mark.skipif(REDIS is None, reason="needs a redis-server bina
 # Every explicit id's milliseconds lie above this, far beyond the clock, so
 # `*` on a stream holding one picks last+1 on both servers alike.
 BASE_MS = 10**13
-SEEDS = int(os.environ.get("KEEL_STREAM_DIFF_SEEDS", "8"))
-STEPS = int(os.environ.get("KEEL_STREAM_DIFF_STEPS", "450"))
+SEEDS = int(os.environ.get("KEEL_STREAM_DIFF_SEEDS", "12"))
+STEPS = int(os.environ.get("KEEL_STREAM_DIFF_STEPS", "500"))
 TIME_FIELDS = {b"idle", b"seen-time", b"active-time", b"inactive"}
 
 
@@ -237,6 +237,14 @@ class Gen:
         return args + self.fields()
 
     def next(self):
+        args = self.pick()
+        if self.rnd.random() < 0.1:
+            # Names and options are case-insensitive (keys, groups and
+            # fields here are lower case already).
+            args = [a.lower() for a in args]
+        return args
+
+    def pick(self):
         g = self.rnd
         k = self.key()
         c = g.choices(
@@ -445,6 +453,18 @@ class Gen:
             [b"XRANGE", k, b"-", b"(0-0"],
             [b"XRANGE", k, b"(5", b"(5"],
             [b"XRANGE", k, b"5", b"5-0"],
+            [b"XACK", k],
+            [b"XCLAIM", k, b"g1", b"c1"],
+            [b"XAUTOCLAIM", k, b"g1", b"c1", b"0", b"0", b"COUNT", b"1", b"COUNT"],
+            [b"XINFO"],
+            [b"XGROUP"],
+            [b"XGROUP", b"CREATECONSUMER", k, b"g1", b"c1", b"extra"],
+            [b"XGROUP", b"DESTROY", k, b"g1", b"extra"],
+            [b"XSETID", k, b"1-1", b"MAXDELETEDID"],
+            [b"XTRIM", k, b"MINID", b"0", b"LIMIT", b"10"],
+            [b"XTRIM", k, b"MINID", b"~", b"0", b"LIMIT", b"10"],
+            [b"XREVRANGE", k, b"-", b"+"],
+            [b"XREVRANGE", k, b"+", b"-", b"COUNT", b"-5"],
         ])
 
 

@@ -205,3 +205,13 @@ def test_entries_after_xsetid_below_deleted_ones_share_their_node(r):
     r.restore("copy", 0, r.dump("s"))
     assert ids(r.xrange("copy", "-", "+")) == ["1-0", "4-0"]
     assert r.xinfo_stream("copy")["radix-tree-keys"] == 1
+
+
+def test_xadd_ms_star_past_the_last_sequence_fails_as_redis_does(r):
+    r.execute_command("XADD", "s", "5-18446744073709551615", "f", "v")
+    # Redis 7.0 reports its generic append failure for this one.
+    with pytest.raises(redis.ResponseError, match="^Elements are too large to be stored$"):
+        r.execute_command("XADD", "s", "5-*", "f", "v")
+    assert r.execute_command("XADD", "s", "6-*", "f", "v") == "6-0"
+    with pytest.raises(redis.ResponseError, match="equal or smaller than the target stream top item"):
+        r.execute_command("XADD", "s", "4-*", "f", "v")

@@ -330,7 +330,12 @@ fn add_entry(
         Some((id, true)) => Some(id),
         Some((given, false)) => {
             if given.ms == last.ms {
-                (last.seq != u64::MAX).then(|| StreamId::new(last.ms, last.seq + 1))
+                if last.seq == u64::MAX {
+                    // Redis 7.0 fails here without naming the cause, and
+                    // answers its generic append failure.
+                    return Err(CmdError::err("Elements are too large to be stored"));
+                }
+                Some(StreamId::new(last.ms, last.seq + 1))
             } else {
                 Some(given)
             }
