@@ -215,3 +215,17 @@ def test_xadd_ms_star_past_the_last_sequence_fails_as_redis_does(r):
     assert r.execute_command("XADD", "s", "6-*", "f", "v") == "6-0"
     with pytest.raises(redis.ResponseError, match="equal or smaller than the target stream top item"):
         r.execute_command("XADD", "s", "4-*", "f", "v")
+
+
+def test_a_served_xread_without_count_gets_at_most_1000_entries(server, r):
+    def add_many():
+        p = r.pipeline(transaction=True)
+        for i in range(1, 1501):
+            p.execute_command("XADD", "s", f"{i}-1", "f", "v")
+        p.execute()
+
+    got = blocked_then(server, r, ("XREAD", "BLOCK", "0", "STREAMS", "s", "$"), add_many)
+    assert got[0][0] == "s"
+    assert len(got[0][1]) == 1000
+    # Not blocked, the same read has no such bound.
+    assert len(r.execute_command("XREAD", "STREAMS", "s", "0")[0][1]) == 1500

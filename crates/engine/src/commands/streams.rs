@@ -38,6 +38,10 @@ pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &XADD, &XRANGE, &XREVRANGE, &XLEN, &XDEL, &XTRIM, &XSETID, &XREAD,
 ];
 
+/// How many entries a blocked XREAD or XREADGROUP without COUNT gets when
+/// served, as in Redis: a client woken on a long stream is not sent all of it.
+pub(crate) const BLOCKED_DEFAULT_COUNT: usize = 1000;
+
 pub(crate) const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
 
 fn invalid_id() -> CmdError {
@@ -732,6 +736,11 @@ fn xread(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                     continue;
                 }
                 let start = after.next().unwrap_or(StreamId::MAX);
+                let limit = if count == 0 {
+                    BLOCKED_DEFAULT_COUNT
+                } else {
+                    limit
+                };
                 let entries = entries_reply(s.range(start, StreamId::MAX).take(limit));
                 out.push((Frame::Bulk(key.clone()), entries));
                 break;

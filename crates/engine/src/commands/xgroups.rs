@@ -9,6 +9,7 @@
 //! entry, a NOACK read as `XGROUP SETID ... ENTRIESREAD`, and a command with
 //! several such effects wraps them in MULTI/EXEC.
 
+use super::streams::BLOCKED_DEFAULT_COUNT;
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
@@ -581,10 +582,6 @@ pub(crate) const XREADGROUP: CommandSpec = CommandSpec {
     subcommands: &[],
     run: xreadgroup,
 };
-
-/// How many entries a blocked XREADGROUP without COUNT gets when served,
-/// as in Redis: a client woken on a long stream is not sent all of it.
-const BLOCKED_DEFAULT_COUNT: usize = 1000;
 
 /// Where an XREADGROUP reads one stream from.
 #[derive(Clone, Copy)]
