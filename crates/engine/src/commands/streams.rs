@@ -13,9 +13,13 @@
 //!
 //! Blocking: XREAD hands its read to `Ctx::block_or_read` (see
 //! `crate::blocking`) with the keys after STREAMS; without data the client
-//! waits, and every write to one of its keys re-runs the command for it
-//! under the writer's locks. A reader finding nothing newer stays queued
-//! without stopping the waiters behind it. The re-run command must mean
+//! waits, and a write to one of its keys re-runs the command for it under
+//! the writer's locks. As in Redis, only XADD and a key's creation or
+//! deletion (and XGROUP DESTROY) wake readers: the other stream writes call
+//! `Ctx::wake_no_waiter`. A served reader answers for the key written alone
+//! (the first a transaction wrote), at most 1000 entries without COUNT. A
+//! reader finding nothing newer stays queued without stopping the waiters
+//! behind it. The re-run command must mean
 //! the same later as when the client blocked, so XREAD passes its argv with
 //! `$` replaced by the id it stood for. XREADGROUP BLOCK wires the same way:
 //! its spec's keys are `Keys::Streams` (which skips `GROUP g c` and
