@@ -475,12 +475,17 @@ NODE_CONFIGS = [(b"100", b"4096"), (b"4", b"4096"), (b"0", b"120"), (b"3", b"0")
 
 @pytest.fixture(scope="module")
 def pair():
-    # Quiet: nothing reads its output, and DEBUG RELOAD logs at notice level.
-    keel = Server("--loglevel", "warning")
-    port = free_port()
+    # DEBUG RELOAD writes dump.rdb: each server in a directory of its own,
+    # never the one later servers start (and load) from.
     workdir = tempfile.mkdtemp()
+    keel_dir, redis_dir = os.path.join(workdir, "keel"), os.path.join(workdir, "redis")
+    os.mkdir(keel_dir)
+    os.mkdir(redis_dir)
+    # Quiet: nothing reads its output, and DEBUG RELOAD logs at notice level.
+    keel = Server("--loglevel", "warning", "--dir", keel_dir)
+    port = free_port()
     proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                             "no", "--daemonize", "no", "--enable-debug-command", "yes", "--dir", workdir],
+                             "no", "--daemonize", "no", "--enable-debug-command", "yes", "--dir", redis_dir],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 10
