@@ -229,3 +229,20 @@ def test_a_served_xread_without_count_gets_at_most_1000_entries(server, r):
     assert len(got[0][1]) == 1000
     # Not blocked, the same read has no such bound.
     assert len(r.execute_command("XREAD", "STREAMS", "s", "0")[0][1]) == 1500
+
+
+def test_approximate_trim_default_limit_is_capped_at_a_million(r):
+    # 100 x stream-node-max-entries, at most 1000000 (not 10000 above it):
+    # with nodes of 20000 entries (bytes unbounded) one trim takes them all.
+    r.config_set("stream-node-max-entries", "20000")
+    r.config_set("stream-node-max-bytes", "0")
+    try:
+        p = r.pipeline(transaction=False)
+        for i in range(1, 30001):
+            p.execute_command("XADD", "s", f"{i}-1", "f", "v")
+        p.execute()
+        assert r.execute_command("XTRIM", "s", "MAXLEN", "~", "0") == 30000
+        assert r.xlen("s") == 0
+    finally:
+        r.config_set("stream-node-max-entries", "100")
+        r.config_set("stream-node-max-bytes", "4096")

@@ -231,7 +231,11 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, argv: &[Bytes], xadd: bool) -> Result<TrimAr
             .stream_limits()
             .max_entries
             .saturating_mul(100);
-        a.limit = if n == 0 || n > 1_000_000 { 10_000 } else { n };
+        // Redis caps the default on both sides: none set, or too many.
+        a.limit = match n {
+            0 => 10_000,
+            n => n.min(1_000_000),
+        };
     }
     Ok(a)
 }
