@@ -153,6 +153,9 @@ pub(crate) enum Outcome {
 /// Set on the stand-in session that re-runs a waiter's command.
 pub(crate) struct Serving {
     pub(crate) id: u64,
+    /// The key whose write serves the client: a stream reader answers for
+    /// that key alone, as Redis does.
+    pub(crate) key: Bytes,
     pub(crate) outcome: Outcome,
 }
 
@@ -453,7 +456,7 @@ impl Engine {
                     let Some((db, argv, proto, handle)) = self.blocking.waiter_call(id) else {
                         continue;
                     };
-                    let mut stand_in = stand_in_for(handle, db, proto, id);
+                    let mut stand_in = stand_in_for(handle, db, proto, id, &key);
                     let (reply, ready) = self.execute_once(&mut stand_in, argv, &mut tick);
                     queue_ready(&mut work, ready);
                     if !settle(&mut stand_in, reply) {
@@ -563,7 +566,7 @@ impl Engine {
                     let Ok(cmd) = self.resolve(&argv) else {
                         continue;
                     };
-                    let mut stand_in = stand_in_for(handle, db, proto, id);
+                    let mut stand_in = stand_in_for(handle, db, proto, id, &key);
                     std::mem::swap(ctx.session, &mut stand_in);
                     ctx.dirty = 0;
                     ctx.dirty_counted = 0;
@@ -755,12 +758,19 @@ fn claimed(engine: &Engine, id: u64) -> Outcome {
 
 /// The session a blocked client's command is re-run in when it is served: the
 /// client's handle, database and protocol, marked as serving waiter `id`.
-fn stand_in_for(handle: Arc<ClientHandle>, db: usize, proto: Protocol, id: u64) -> Session {
+fn stand_in_for(
+    handle: Arc<ClientHandle>,
+    db: usize,
+    proto: Protocol,
+    id: u64,
+    key: &Bytes,
+) -> Session {
     let mut stand_in = Session::new(handle, true);
     stand_in.db = db;
     stand_in.proto = proto;
     stand_in.serving = Some(Serving {
         id,
+        key: key.clone(),
         outcome: Outcome::Pending,
     });
     stand_in

@@ -96,6 +96,10 @@ pub struct Ctx<'a> {
     pub(crate) redacted: Vec<usize>,
     /// A script is running this command (MONITOR shows `lua`, SLOWLOG no client).
     pub(crate) in_script: bool,
+    /// Set by a handler whose write serves no blocked client, though it
+    /// changed its keys (Redis signals no key for XDEL, XACK, XGROUP SETID,
+    /// ...); the executor clears it after each command.
+    pub(crate) wakes_none: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -277,6 +281,17 @@ impl Ctx<'_> {
         if self.engine.blocking.any() {
             self.ready.push(Bytes::copy_from_slice(key));
         }
+    }
+
+    /// The key whose write is serving this blocked client's re-run, if this
+    /// is one.
+    pub(crate) fn serving_key(&self) -> Option<&Bytes> {
+        self.session.serving.as_ref().map(|s| &s.key)
+    }
+
+    /// This command's write serves no blocked client (see `wakes_none`).
+    pub(crate) fn wake_no_waiter(&mut self) {
+        self.wakes_none = true;
     }
 
     /// Whether a blocking command may block here: not inside EXEC or a script,

@@ -218,6 +218,7 @@ impl Engine {
             nested: 0,
             redacted: Vec::new(),
             in_script: false,
+            wakes_none: false,
         };
         let reply = run(&mut ctx, id, &argv);
         tick.last = ctx.tick.last;
@@ -387,7 +388,8 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             crate::tracking::changed(ctx, &touched);
         }
     }
-    if changed && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
+    let wakes = !std::mem::take(&mut ctx.wakes_none);
+    if changed && wakes && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
         if spec.flags.every_shard(argv) {
             ctx.ready.extend(engine.blocking.waited_keys());
         } else {

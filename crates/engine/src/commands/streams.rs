@@ -13,9 +13,13 @@
 //!
 //! Blocking: XREAD hands its read to `Ctx::block_or_read` (see
 //! `crate::blocking`) with the keys after STREAMS; without data the client
-//! waits, and every write to one of its keys re-runs the command for it
-//! under the writer's locks. A reader finding nothing newer stays queued
-//! without stopping the waiters behind it. The re-run command must mean
+//! waits, and a write to one of its keys re-runs the command for it under
+//! the writer's locks. As in Redis, only XADD and a key's creation or
+//! deletion (and XGROUP DESTROY) wake readers: the other stream writes call
+//! `Ctx::wake_no_waiter`. A served reader answers for the key written alone
+//! (the first a transaction wrote), at most 1000 entries without COUNT. A
+//! reader finding nothing newer stays queued without stopping the waiters
+//! behind it. The re-run command must mean
 //! the same later as when the client blocked, so XREAD passes its argv with
 //! `$` replaced by the id it stood for. XREADGROUP BLOCK wires the same way:
 //! its spec's keys are `Keys::Streams` (which skips `GROUP g c` and
@@ -37,6 +41,10 @@ use std::fmt::Write as _;
 pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &XADD, &XRANGE, &XREVRANGE, &XLEN, &XDEL, &XTRIM, &XSETID, &XREAD,
 ];
+
+/// How many entries a blocked XREAD or XREADGROUP without COUNT gets when
+/// served, as in Redis: a client woken on a long stream is not sent all of it.
+pub(crate) const BLOCKED_DEFAULT_COUNT: usize = 1000;
 
 pub(crate) const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
 
@@ -223,7 +231,11 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, argv: &[Bytes], xadd: bool) -> Result<TrimAr
             .stream_limits()
             .max_entries
             .saturating_mul(100);
-        a.limit = if n == 0 || n > 1_000_000 { 10_000 } else { n };
+        // Redis caps the default on both sides: none set, or too many.
+        a.limit = match n {
+            0 => 10_000,
+            n => n.min(1_000_000),
+        };
     }
     Ok(a)
 }
@@ -330,7 +342,12 @@ fn add_entry(
         Some((id, true)) => Some(id),
         Some((given, false)) => {
             if given.ms == last.ms {
-                (last.seq != u64::MAX).then(|| StreamId::new(last.ms, last.seq + 1))
+                if last.seq == u64::MAX {
+                    // Redis 7.0 fails here without naming the cause, and
+                    // answers its generic append failure.
+                    return Err(CmdError::err("Elements are too large to be stored"));
+                }
+                Some(StreamId::new(last.ms, last.seq + 1))
             } else {
                 Some(given)
             }
@@ -491,8 +508,15 @@ pub(crate) const XDEL: CommandSpec = CommandSpec {
 };
 
 fn xdel(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    // Redis wakes no blocked reader for this write (only XADD and the
+    // key's creation or deletion do).
+    ctx.wake_no_waiter();
     let key = args.next_key()?;
-    // Every id is checked before anything is deleted, as in Redis.
+    // A missing key answers 0 before the ids are looked at; then every id
+    // is checked before anything is deleted, as in Redis.
+    if stream_write(ctx, key)?.is_none() {
+        return Ok(Frame::Integer(0));
+    }
     let ids = args
         .rest()
         .iter()
@@ -523,6 +547,7 @@ pub(crate) const XTRIM: CommandSpec = CommandSpec {
 };
 
 fn xtrim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let key = &argv[1];
     let a = parse_add_or_trim(ctx, argv, false)?;
@@ -558,6 +583,7 @@ pub(crate) const XSETID: CommandSpec = CommandSpec {
 };
 
 fn xsetid(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let key = args.next_key()?;
     let id = parse_strict_id(args.next_arg()?, 0)?;
     let mut entries_added: Option<u64> = None;
@@ -702,10 +728,31 @@ fn xread(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let limit = if count == 0 { usize::MAX } else { count };
     let read = |ctx: &mut Ctx<'_>| -> Result<Option<Frame>, CmdError> {
         let mut out: Vec<(Frame, Frame)> = Vec::new();
+        let serving = ctx.serving_key().cloned();
         for (key, after) in keys.iter().zip(&ids) {
+            if serving.as_ref().is_some_and(|k| k != key) {
+                continue;
+            }
             let Some(s) = stream_read(ctx, key)? else {
                 continue;
             };
+            if serving.is_some() {
+                // A served client gets the written key alone, as in Redis,
+                // once its last id passed the one waited after, even when
+                // the new entries are gone again (`MAXLEN 0`, a MULTI's XDEL).
+                if s.last_id() <= *after {
+                    continue;
+                }
+                let start = after.next().unwrap_or(StreamId::MAX);
+                let limit = if count == 0 {
+                    BLOCKED_DEFAULT_COUNT
+                } else {
+                    limit
+                };
+                let entries = entries_reply(s.range(start, StreamId::MAX).take(limit));
+                out.push((Frame::Bulk(key.clone()), entries));
+                break;
+            }
             let Some(start) = after.next() else {
                 continue;
             };

@@ -9,6 +9,7 @@
 //! entry, a NOACK read as `XGROUP SETID ... ENTRIESREAD`, and a command with
 //! several such effects wraps them in MULTI/EXEC.
 
+use super::streams::BLOCKED_DEFAULT_COUNT;
 use crate::args::{is, parse_i64, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
@@ -428,6 +429,8 @@ fn xgroup_target<'t>(
 }
 
 fn xgroup_create(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    // Redis wakes no blocked reader for this write.
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name, id_arg) = (&argv[2], &argv[3], &argv[4]);
     let mut mkstream = false;
@@ -487,6 +490,7 @@ fn xgroup_create(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
 }
 
 fn xgroup_setid(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name, id_arg) = (&argv[2], &argv[3], &argv[4]);
     let mut entries_read = None;
@@ -534,6 +538,7 @@ fn xgroup_destroy(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdEr
 }
 
 fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name, consumer) = (&argv[2], &argv[3], &argv[4]);
     let now = now_i64(ctx);
@@ -549,6 +554,7 @@ fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame
 }
 
 fn xgroup_delconsumer(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name, consumer) = (&argv[2], &argv[3], &argv[4]);
     let s = xgroup_target(ctx, key, name, true)?;
@@ -576,10 +582,6 @@ pub(crate) const XREADGROUP: CommandSpec = CommandSpec {
     subcommands: &[],
     run: xreadgroup,
 };
-
-/// How many entries a blocked XREADGROUP without COUNT gets when served,
-/// as in Redis: a client woken on a long stream is not sent all of it.
-const BLOCKED_DEFAULT_COUNT: usize = 1000;
 
 /// Where an XREADGROUP reads one stream from.
 #[derive(Clone, Copy)]
@@ -659,6 +661,7 @@ fn parse_xreadgroup<'a>(argv: &'a [Bytes], in_script: bool) -> Result<ReadGroup<
 }
 
 fn xreadgroup(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let req = parse_xreadgroup(argv, ctx.in_script)?;
     let Some(timeout) = req.timeout else {
@@ -673,9 +676,19 @@ fn xreadgroup(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError>
 /// served, `None` when there was nothing new to read.
 fn read_groups(ctx: &mut Ctx<'_>, req: &ReadGroup<'_>) -> Result<Option<Frame>, CmdError> {
     let serving = ctx.session.serving.is_some();
+    // A served client answers for the key whose write serves it, as in
+    // Redis; the other keys are not even looked at.
+    let only = ctx.serving_key().cloned();
+    let (keys, ids) = match only
+        .as_ref()
+        .and_then(|k| req.keys.iter().position(|x| x == k))
+    {
+        Some(at) => (&req.keys[at..=at], &req.ids[at..=at]),
+        None => (req.keys, req.ids),
+    };
     // Check every stream and id before reading any.
-    let mut from = Vec::with_capacity(req.keys.len());
-    for (key, id) in req.keys.iter().zip(req.ids) {
+    let mut from = Vec::with_capacity(keys.len());
+    for (key, id) in keys.iter().zip(ids) {
         let found = match stream_mut(ctx, key) {
             Ok(s) => s.map(|s| has_group(s, req.group)),
             Err(CmdError::WrongType) if serving => None,
@@ -723,13 +736,13 @@ fn read_groups(ctx: &mut Ctx<'_>, req: &ReadGroup<'_>) -> Result<Option<Frame>, 
     let mut served: Vec<(Frame, Frame)> = Vec::new();
     let mut effects = Effects::new(ctx);
     let mut created_any = Vec::new();
-    for (key, from) in req.keys.iter().zip(from) {
+    for (key, from) in keys.iter().zip(from) {
         let Some(s) = stream_mut(ctx, key)? else {
             continue;
         };
         let (entries, created) = match from {
             ReadFrom::History(after) => read_history(s, req.group, req.consumer, after, count, now),
-            ReadFrom::New => match read_new(s, key, req, count, now, &mut effects) {
+            ReadFrom::New => match read_new(s, key, req, count, now, serving, &mut effects) {
                 Some(r) => r,
                 None => continue,
             },
@@ -804,13 +817,16 @@ fn read_history(
 /// A `>` read: `None` when the stream holds nothing after the group's last
 /// id. Otherwise the entries, each delivered to the consumer (unless NOACK),
 /// with the effects Redis 7.0 logs for them, and whether the consumer was
-/// created.
+/// created. A `serving` read (a blocked client served) answers as soon as
+/// the stream's last id passed the group's, even with every entry past it
+/// deleted: Redis then replies an empty list for the key.
 fn read_new(
     s: &mut Stream,
     key: &[u8],
     req: &ReadGroup<'_>,
     count: usize,
     now: i64,
+    serving: bool,
     effects: &mut Effects,
 ) -> Option<(Vec<Frame>, bool)> {
     let last = group_of(s, req.group)?.last_id;
@@ -828,14 +844,15 @@ fn read_new(
             break;
         }
     }
-    // Entries past the group were all deleted: as in Redis, nothing to serve.
-    if ids.is_empty() {
+    // Entries past the group were all deleted: as in Redis, nothing to serve
+    // unless a blocked client is being served.
+    if ids.is_empty() && !serving {
         return None;
     }
     let c = counters(s);
     let g = group_of(s, req.group)?;
     let created = g.touch_consumer(req.consumer, now);
-    if created && req.noack {
+    if created && (req.noack || ids.is_empty()) {
         effects.push(|| createconsumer_effect(key, req.group, req.consumer));
     }
     let mut propagate_last_id = false;
@@ -875,6 +892,7 @@ pub(crate) const XACK: CommandSpec = CommandSpec {
 };
 
 fn xack(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name) = (&argv[1], &argv[2]);
     let Some(s) = stream_mut(ctx, key)? else {
@@ -993,6 +1011,7 @@ pub(crate) const XCLAIM: CommandSpec = CommandSpec {
 };
 
 fn xclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name, consumer) = (&argv[1], &argv[2], &argv[3]);
     match stream_mut(ctx, key)? {
@@ -1128,6 +1147,7 @@ pub(crate) const XAUTOCLAIM: CommandSpec = CommandSpec {
 const AUTOCLAIM_MAX_COUNT: i64 = i64::MAX / 16;
 
 fn xautoclaim(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    ctx.wake_no_waiter();
     let argv = args.argv();
     let (key, name, consumer) = (&argv[1], &argv[2], &argv[3]);
     let min_idle = parse_i64(&argv[4])
@@ -1399,9 +1419,7 @@ fn xinfo_stream(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
     let mut pairs = vec![
         ("length", int(s.len())),
         ("radix-tree-keys", int(blocks)),
-        // A radix tree holding one key or none has that many nodes plus
-        // its root; Keel's B-tree of blocks reports the same shape.
-        ("radix-tree-nodes", int(blocks + 1)),
+        ("radix-tree-nodes", int(s.radix_tree_nodes())),
         ("last-generated-id", id_frame(s.last_id())),
         ("max-deleted-entry-id", id_frame(s.max_deleted_id())),
         ("entries-added", int(s.entries_added())),

@@ -33,7 +33,8 @@ pub struct Block {
     pub(crate) live: u32,
     /// Entries flagged deleted.
     pub(crate) deleted: u32,
-    /// The id of the last entry, deleted or not.
+    /// The id of the last entry, deleted or not. It is at least every live
+    /// entry's, though a deleted entry before it may be greater.
     pub(crate) last: StreamId,
     /// Where the entries start (after the master fields).
     pub(crate) entries_at: u32,
@@ -217,7 +218,8 @@ impl Block {
         max_entries != 0 && u64::from(self.live) + u64::from(self.deleted) >= max_entries
     }
 
-    /// Append `id` (greater than every id here) to the block keyed `master`.
+    /// Append `id` (greater than every live id here, not below `master`) to
+    /// the block keyed `master`.
     pub(crate) fn append(&mut self, master: StreamId, id: StreamId, fields: &[(&[u8], &[u8])]) {
         let same = self.master_count() == fields.len() as u64
             && self
@@ -348,13 +350,24 @@ impl Block {
         };
         let mut at = b.entries_at as usize;
         let mut prev: Option<StreamId> = None;
+        let mut live_top: Option<StreamId> = None;
         while at < b.data.len() {
             let e = b.entry_at(master, at)?;
             if e.flags & !(DELETED | SAME_FIELDS) != 0 {
                 return None;
             }
-            if prev.map_or(e.id != master, |p| e.id <= p) {
+            // The first entry is the master; live entries ascend, deleted
+            // ones lie anywhere past the master (see `Stream::append`).
+            let deleted = e.flags & DELETED != 0;
+            let ok = match prev {
+                None => e.id == master,
+                Some(_) => e.id > master && (deleted || live_top.is_none_or(|t| e.id > t)),
+            };
+            if !ok {
                 return None;
+            }
+            if !deleted {
+                live_top = Some(e.id);
             }
             let mut fields = 0u64;
             for (f, v) in b.fields_of(&e) {

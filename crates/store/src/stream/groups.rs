@@ -80,6 +80,10 @@ impl StreamCounters {
         if self.entries_added == 0 {
             return Some(0);
         }
+        // An empty stream: every id up to the last one counts them all.
+        if self.length == 0 && id <= self.last_id {
+            return Some(self.entries_added);
+        }
         match id.cmp(&self.last_id) {
             std::cmp::Ordering::Equal => return Some(self.entries_added),
             std::cmp::Ordering::Greater => return None,
@@ -183,15 +187,30 @@ impl Groups {
 
     /// Heap bytes held by the groups, for MEMORY USAGE and eviction.
     pub fn heap_bytes(&self) -> usize {
-        // A B-tree entry costs about its key and value plus a share of node
-        // overhead; one word per entry stands for that share.
-        const NODE_SHARE: usize = std::mem::size_of::<usize>();
         self.groups
             .iter()
             .map(|(name, g)| {
-                name.capacity() + std::mem::size_of::<Group>() + NODE_SHARE + g.heap_bytes()
+                btree_entry_bytes(std::mem::size_of::<(Vec<u8>, Group)>())
+                    + alloc_bytes(name.capacity())
+                    + g.heap_bytes()
             })
             .sum()
+    }
+}
+
+/// What one entry of `kv` bytes (key and value) costs a B-tree: its share
+/// of a node. Nodes hold up to 11 entries and, filled in order as PELs and
+/// streams are, split to about 6.
+fn btree_entry_bytes(kv: usize) -> usize {
+    kv * 11 / 6 + 2
+}
+
+/// An allocation of `n` bytes, rounded to the allocator's smallest classes.
+fn alloc_bytes(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        n.next_multiple_of(16)
     }
 }
 
@@ -205,19 +224,19 @@ impl Group {
         }
     }
 
+    /// Heap bytes of the PEL and the consumers (each PEL entry holds its
+    /// owner's name, and its id again in the owner's set).
     fn heap_bytes(&self) -> usize {
-        const NODE_SHARE: usize = std::mem::size_of::<usize>();
-        let pel = self.pel.values().map(|p| {
-            std::mem::size_of::<StreamId>()
-                + std::mem::size_of::<Pending>()
-                + p.consumer.capacity()
-                + NODE_SHARE
-        });
+        let pel_entry = btree_entry_bytes(std::mem::size_of::<(StreamId, Pending)>());
+        let pel = self
+            .pel
+            .values()
+            .map(|p| pel_entry + alloc_bytes(p.consumer.capacity()));
+        let owned = btree_entry_bytes(std::mem::size_of::<StreamId>());
         let consumers = self.consumers.iter().map(|(name, c)| {
-            name.capacity()
-                + std::mem::size_of::<Consumer>()
-                + NODE_SHARE
-                + c.pending.len() * (std::mem::size_of::<StreamId>() + NODE_SHARE)
+            btree_entry_bytes(std::mem::size_of::<(Vec<u8>, Consumer)>())
+                + alloc_bytes(name.capacity())
+                + c.pending.len() * owned
         });
         pel.sum::<usize>() + consumers.sum::<usize>()
     }
@@ -741,6 +760,10 @@ mod tests {
         assert_eq!(Group::new(id(3), None).lag(&frag), Some(0));
         assert_eq!(frag.entries_up_to(id(9)), None);
         assert_eq!(StreamCounters::default().entries_up_to(id(9)), Some(0));
+        // Emptied, even fragmented: anything up to the last id read them all.
+        let empty = StreamCounters { length: 0, ..frag };
+        assert_eq!(empty.entries_up_to(id(1)), Some(empty.entries_added));
+        assert_eq!(empty.entries_up_to(StreamId::MAX), None);
     }
 
     #[derive(Clone, Debug)]

@@ -116,9 +116,20 @@ impl Stream {
         self.max_deleted_id
     }
 
-    /// Number of blocks (Redis's `radix-tree-nodes` stands for the same).
+    /// Number of blocks (Redis's `radix-tree-keys`).
     pub fn block_count(&self) -> usize {
         self.blocks.len()
+    }
+
+    /// The nodes Redis's radix tree would have holding the blocks' master
+    /// ids as 16-byte big-endian keys (`radix-tree-nodes`). Its shape
+    /// depends on the keys alone: Redis splits a compressed node where a
+    /// new key branches off and merges single-child chains back on removal.
+    /// So it has the root, a node where keys branch, one for each branch's
+    /// child, and a leaf per key. O(blocks x 16); for XINFO only.
+    pub fn radix_tree_nodes(&self) -> u64 {
+        let keys: Vec<[u8; 16]> = self.blocks.keys().map(|id| id.to_be_bytes()).collect();
+        1 + rax_nodes_below(&keys, 0)
     }
 
     /// Add an entry. `id` must be greater than [`Stream::last_id`] (the
@@ -132,8 +143,12 @@ impl Stream {
         let ele: u64 = fields.iter().map(|(f, v)| (f.len() + v.len()) as u64).sum();
         let last = self.blocks.iter_mut().next_back();
         match last {
+            // As in Redis the entry joins the last block whatever that
+            // block's deleted entries hold (XSETID may have moved the last
+            // id below them); only an id below its master, which the block
+            // cannot encode, starts a new one.
             Some((master, b))
-                if b.last < id && !b.is_full(ele, limits.max_bytes, limits.max_entries) =>
+                if *master <= id && !b.is_full(ele, limits.max_bytes, limits.max_entries) =>
             {
                 b.append(*master, id, fields);
             }
@@ -191,10 +206,12 @@ impl Stream {
         let Some((&master, block)) = self.blocks.range_mut(..=id).next_back() else {
             return false;
         };
+        // Live entries ascend; deleted ones may lie anywhere after the master.
         let Some(e) = block
             .raw_entries(master)
+            .filter(|e| e.flags & DELETED == 0)
             .take_while(|e| e.id <= id)
-            .find(|e| e.id == id && e.flags & DELETED == 0)
+            .find(|e| e.id == id)
         else {
             return false;
         };
@@ -210,6 +227,13 @@ impl Stream {
             self.refresh_first_id();
         }
         true
+    }
+
+    /// The id of the last entry not deleted.
+    fn last_live_id(&self) -> Option<StreamId> {
+        self.rev_range(StreamId::MIN, StreamId::MAX)
+            .next()
+            .map(|e| e.id)
     }
 
     fn refresh_first_id(&mut self) {
@@ -285,22 +309,10 @@ impl Stream {
             .values()
             .map(|b| b.data.capacity() + per_block)
             .sum();
-        let groups = self.groups.as_ref().map_or(0, |g| {
-            std::mem::size_of::<Groups>()
-                + g.groups
-                    .iter()
-                    .map(|(name, group)| {
-                        name.len()
-                            + 64
-                            + group.pel.len() * 96
-                            + group
-                                .consumers
-                                .iter()
-                                .map(|(n, c)| n.len() + 96 + c.pending.len() * 48)
-                                .sum::<usize>()
-                    })
-                    .sum::<usize>()
-        });
+        let groups = self
+            .groups
+            .as_ref()
+            .map_or(0, |g| std::mem::size_of::<Groups>() + g.heap_bytes());
         blocks + groups
     }
 
@@ -324,20 +336,29 @@ impl Stream {
         master_fields: &[&[u8]],
         entries: impl IntoIterator<Item = (StreamId, bool, Vec<(&'f [u8], &'f [u8])>)>,
     ) -> bool {
-        if let Some((_, last)) = self.blocks.iter().next_back() {
-            if master <= last.last {
+        if let Some((&last_master, _)) = self.blocks.iter().next_back() {
+            if master <= last_master {
                 return false;
             }
         }
+        let top = self.last_live_id();
         let mut b = Block::empty(master_fields.iter().copied(), master_fields.len());
-        let mut prev: Option<StreamId> = None;
+        let mut first = true;
+        let mut live_top = top;
         for (id, deleted, fields) in entries {
-            let ok = match prev {
-                None => id == master,
-                Some(p) => id > p,
+            // Live entries ascend through the stream; a deleted one may lie
+            // anywhere past its block's master (see `append`).
+            let ok = if first {
+                id == master
+            } else {
+                id > master && (deleted || live_top.is_none_or(|t| id > t))
             };
-            if !ok || fields.is_empty() {
+            if !ok || fields.is_empty() || (!deleted && live_top.is_some_and(|t| id <= t)) {
                 return false;
+            }
+            first = false;
+            if !deleted {
+                live_top = Some(id);
             }
             let at = b.data.len();
             b.append(master, id, &fields);
@@ -347,9 +368,8 @@ impl Stream {
                 };
                 b.mark_deleted(&e);
             }
-            prev = Some(id);
         }
-        if prev.is_none() {
+        if first {
             return false;
         }
         b.data.shrink_to_fit();
@@ -392,10 +412,8 @@ impl Stream {
         if length != self.length {
             return false;
         }
-        if let Some((_, b)) = self.blocks.iter().next_back() {
-            if b.last > last_id {
-                return false;
-            }
+        if self.last_live_id().is_some_and(|top| top > last_id) {
+            return false;
         }
         self.last_id = last_id;
         self.max_deleted_id = max_deleted_id;
@@ -403,6 +421,34 @@ impl Stream {
         self.refresh_first_id();
         true
     }
+}
+
+/// Nodes of a radix tree under the node at depth `depth` that `keys` (sorted,
+/// distinct, 16 bytes, sharing their first `depth` bytes) pass through, that
+/// node excluded.
+fn rax_nodes_below(keys: &[[u8; 16]], depth: usize) -> u64 {
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return 0;
+    };
+    if keys.len() == 1 {
+        // A compressed node runs to the key's leaf, unless this is it.
+        return u64::from(depth < 16);
+    }
+    // Sorted: the bytes all keys share are those the first and last share.
+    let branch = (depth..16).find(|&i| first[i] != last[i]).unwrap_or(16);
+    // A compressed node runs down to the branching node.
+    let mut n = u64::from(branch > depth);
+    let mut rest = keys;
+    while let Some(head) = rest.first() {
+        let len = rest
+            .iter()
+            .take_while(|k| k[branch] == head[branch])
+            .count();
+        // Each child of the branch is a node of its own.
+        n += 1 + rax_nodes_below(&rest[..len], branch + 1);
+        rest = &rest[len..];
+    }
+    n
 }
 
 /// One block as the RDB writer sees it.
@@ -469,11 +515,16 @@ impl<'a> Iterator for Range<'a> {
                 continue;
             };
             self.cur = Some((master, block, e.end));
+            // Only live entries ascend (see `append`): a deleted one ends
+            // nothing, as in Redis's iterator.
+            if e.flags & DELETED != 0 {
+                continue;
+            }
             if e.id > self.end {
                 self.done = true;
                 return None;
             }
-            if e.flags & DELETED != 0 || e.id < self.start {
+            if e.id < self.start {
                 continue;
             }
             return Some(Entry {
@@ -513,11 +564,14 @@ impl<'a> Iterator for RevRange<'a> {
                 self.cur = None;
                 continue;
             };
+            if e.flags & DELETED != 0 {
+                continue;
+            }
             if e.id < self.start {
                 self.done = true;
                 return None;
             }
-            if e.flags & DELETED != 0 || e.id > self.end {
+            if e.id > self.end {
                 continue;
             }
             return Some(Entry {

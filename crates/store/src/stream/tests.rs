@@ -6,6 +6,33 @@ fn id(ms: u64, seq: u64) -> StreamId {
 }
 
 #[test]
+fn radix_tree_nodes_count_as_redis_s_rax() {
+    // One entry a block, so every id is a key; the counts are Redis 7.0's
+    // XINFO STREAM `radix-tree-nodes` after each XADD.
+    let lim = NodeLimits {
+        max_bytes: 4096,
+        max_entries: 1,
+    };
+    let mut s = Stream::new();
+    assert_eq!(s.radix_tree_nodes(), 1);
+    let steps = [
+        (id(1, 0), 2),
+        (id(1, 1), 4),
+        (id(2, 0), 8),
+        (id(256, 0), 11),
+        (id(257, 5), 14),
+        (id(65536, 0), 17),
+    ];
+    for (i, want) in steps {
+        assert!(s.append(i, &[(b"f", b"v")], lim));
+        assert_eq!(s.radix_tree_nodes(), want, "after {i}");
+    }
+    // A removal merges the chain it leaves back into one node.
+    assert!(s.delete(id(1, 1)));
+    assert_eq!(s.radix_tree_nodes(), 15);
+}
+
+#[test]
 fn appends_reads_and_splits_blocks() {
     let mut s = Stream::new();
     let lim = NodeLimits {
@@ -245,4 +272,62 @@ proptest! {
         let back = Stream::from_block_bytes(m, bytes.to_vec()).expect("decodes");
         prop_assert_eq!(collect_owned(&back), collect_owned(&s));
     }
+}
+
+#[test]
+fn heap_bytes_count_groups_consumers_and_pending_entries() {
+    let lim = NodeLimits::default();
+    let mut s = Stream::new();
+    for i in 1..=100 {
+        assert!(s.append(id(i, 0), &[(b"f", b"v")], lim));
+    }
+    let bare = s.heap_bytes();
+    let groups = s.groups.get_or_insert_with(Box::default);
+    assert!(groups.create(b"g", StreamId::MIN, None));
+    let with_group = s.heap_bytes();
+    assert!(with_group > bare);
+    let g = s
+        .groups
+        .as_mut()
+        .and_then(|g| g.get_mut(b"g"))
+        .expect("group");
+    for i in 1..=100 {
+        g.deliver(id(i, 0), b"consumer", 0);
+    }
+    // Each pending entry: the PEL's and the owner's B-tree entries and the
+    // owner's name.
+    assert!(
+        s.heap_bytes() - with_group >= 100 * 100,
+        "{}",
+        s.heap_bytes()
+    );
+}
+
+#[test]
+fn an_id_below_deleted_entries_joins_their_block() {
+    // XSETID may move the last id below deleted entries (it checks live ones
+    // only); the next entry then follows them in the same block, as in Redis.
+    let lim = NodeLimits::default();
+    let mut s = Stream::new();
+    for ms in [1, 5, 6] {
+        assert!(s.append(id(ms, 0), &[(b"f", b"v")], lim));
+    }
+    assert!(s.delete(id(5, 0)));
+    assert!(s.delete(id(6, 0)));
+    s.last_id = id(2, 0);
+    assert!(s.append(id(3, 0), &[(b"f", b"v")], lim));
+    assert!(s.append(id(4, 0), &[(b"f", b"v")], lim));
+    assert_eq!(s.block_count(), 1);
+    let ids = |it: &mut dyn Iterator<Item = Entry<'_>>| it.map(|e| e.id.ms).collect::<Vec<_>>();
+    assert_eq!(ids(&mut s.range(StreamId::MIN, id(3, 5))), [1, 3]);
+    assert_eq!(ids(&mut s.range(id(2, 0), StreamId::MAX)), [3, 4]);
+    assert_eq!(ids(&mut s.rev_range(id(3, 0), StreamId::MAX)), [4, 3]);
+    assert_eq!(ids(&mut s.rev_range(StreamId::MIN, id(3, 0))), [3, 1]);
+    assert!(s.get(id(4, 0)).is_some());
+    assert!(s.delete(id(3, 0)));
+    assert_eq!(ids(&mut s.range(StreamId::MIN, StreamId::MAX)), [1, 4]);
+    // The block reads back from its own bytes.
+    let (master, bytes) = s.block_bytes().next().expect("one block");
+    let back = Stream::from_block_bytes(master, bytes.to_vec()).expect("valid");
+    assert_eq!(back.len(), 2);
 }
