@@ -15,6 +15,7 @@
 #   RUNS=3          runs per server, test and pipeline depth (medians)
 #   CLIENTS=50      -c
 #   KEEL_ARGS="--threads 1"   (one worker on the one pinned CPU, like Redis)
+#   KEEL_SERVER=...           (default target/release/keel-server, built if needed)
 #
 # Example: N=200000 NMULTI=20000 RUNS=1 scripts/bench-hll.sh
 set -euo pipefail
@@ -26,8 +27,11 @@ CLIENTS=${CLIENTS:-50}
 KEEL_ARGS=${KEEL_ARGS:-"--threads 1"}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-cargo build --release --bin keel-server >&2
-KEEL=$ROOT/target/release/keel-server
+if [[ -z "${KEEL_SERVER:-}" ]]; then
+	KEEL_SERVER=$ROOT/target/release/keel-server
+	cargo build --release --bin keel-server >&2
+fi
+KEEL=$KEEL_SERVER
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; true; }
 trap cleanup EXIT

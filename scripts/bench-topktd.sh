@@ -14,6 +14,7 @@
 #               shapes, next to RedisBloom's size formulas.
 #
 # Environment: N=1000000 RUNS=3 PARTS="throughput memory" KEEL_ARGS="--threads 1"
+#              KEEL_SERVER=... (default target/release/keel-server, built if needed)
 set -euo pipefail
 N=${N:-1000000}
 RUNS=${RUNS:-3}
@@ -21,8 +22,11 @@ PARTS=${PARTS:-"throughput memory"}
 KEEL_ARGS=${KEEL_ARGS:-"--threads 1"}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-cargo build --release --bin keel-server >&2
-KEEL=$ROOT/target/release/keel-server
+if [[ -z "${KEEL_SERVER:-}" ]]; then
+	KEEL_SERVER=$ROOT/target/release/keel-server
+	cargo build --release --bin keel-server >&2
+fi
+KEEL=$KEEL_SERVER
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null || true; }
 trap cleanup EXIT
