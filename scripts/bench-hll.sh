@@ -15,6 +15,8 @@
 #   RUNS=3          runs per server, test and pipeline depth (medians)
 #   CLIENTS=50      -c
 #   KEEL_ARGS="--threads 1"   (one worker on the one pinned CPU, like Redis)
+#   KEEL_SERVER=...           (default target/release/keel-server, built if needed)
+#   TESTS="pfadd pfcount1 pfcount10"
 #
 # Example: N=200000 NMULTI=20000 RUNS=1 scripts/bench-hll.sh
 set -euo pipefail
@@ -24,10 +26,14 @@ FILL=${FILL:-100000}
 RUNS=${RUNS:-3}
 CLIENTS=${CLIENTS:-50}
 KEEL_ARGS=${KEEL_ARGS:-"--threads 1"}
+TESTS=${TESTS:-"pfadd pfcount1 pfcount10"}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-cargo build --release --bin keel-server >&2
-KEEL=$ROOT/target/release/keel-server
+if [[ -z "${KEEL_SERVER:-}" ]]; then
+	KEEL_SERVER=$ROOT/target/release/keel-server
+	cargo build --release --bin keel-server >&2
+fi
+KEEL=$KEEL_SERVER
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; true; }
 trap cleanup EXIT
@@ -71,11 +77,11 @@ run_one() {
 	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$n" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
 }
 
-echo "Command: N=$N NMULTI=$NMULTI FILL=$FILL RUNS=$RUNS CLIENTS=$CLIENTS KEEL_ARGS=\"$KEEL_ARGS\" scripts/bench-hll.sh"
+echo "Command: N=$N NMULTI=$NMULTI FILL=$FILL RUNS=$RUNS CLIENTS=$CLIENTS KEEL_ARGS=\"$KEEL_ARGS\" TESTS=\"$TESTS\" scripts/bench-hll.sh"
 echo
 echo "| test | -P | Redis req/s | Keel req/s | ratio | Redis server us/req | Keel server us/req | CPU ratio |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-for test in pfadd pfcount1 pfcount10; do
+for test in $TESTS; do
 	for p in 1 16; do
 		r_rps=(); k_rps=(); r_cpu=(); k_cpu=()
 		for _ in $(seq "$RUNS"); do

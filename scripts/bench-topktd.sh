@@ -10,19 +10,29 @@
 #               turn (so the reads find what the writes left); server pinned
 #               to CPU 0, redis-benchmark to CPU 1; medians of RUNS; server
 #               CPU time per request from /proc.
+#   pairs       GET and TDIGEST.QUANTILE td 0.5 in alternation, PAIRS times on
+#               one server, -P 16, after N TDIGEST.ADD and N SET: median req/s
+#               and CPU per request of each, and the medians of the per-pair
+#               ratios, which a shared machine's changing load disturbs least
+#               (not in the default PARTS).
 #   memory      the sizes TDIGEST.INFO reports and MEMORY USAGE for a few
 #               shapes, next to RedisBloom's size formulas.
 #
 # Environment: N=1000000 RUNS=3 PARTS="throughput memory" KEEL_ARGS="--threads 1"
+#              KEEL_SERVER=... (default target/release/keel-server, built if needed)
 set -euo pipefail
 N=${N:-1000000}
 RUNS=${RUNS:-3}
+PAIRS=${PAIRS:-9}
 PARTS=${PARTS:-"throughput memory"}
 KEEL_ARGS=${KEEL_ARGS:-"--threads 1"}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-cargo build --release --bin keel-server >&2
-KEEL=$ROOT/target/release/keel-server
+if [[ -z "${KEEL_SERVER:-}" ]]; then
+	KEEL_SERVER=$ROOT/target/release/keel-server
+	cargo build --release --bin keel-server >&2
+fi
+KEEL=$KEEL_SERVER
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null || true; }
 trap cleanup EXIT
@@ -93,6 +103,33 @@ throughput() {
 		row GET TDIGEST.QUANTILE
 		unset R C
 	done
+	echo
+}
+
+pairs() {
+	echo "### TDIGEST.QUANTILE and GET in alternation (one keel-server, -P 16)"
+	echo
+	echo "Command: N=$N PAIRS=$PAIRS KEEL_ARGS=\"$KEEL_ARGS\" PARTS=pairs scripts/bench-topktd.sh"
+	echo
+	echo "| GET req/s | QUANTILE req/s | req/s ratio | GET us/req | QUANTILE us/req | CPU ratio |"
+	echo "|---:|---:|---:|---:|---:|---:|"
+	start
+	redis-cli -p "$PORT" tdigest.create td >/dev/null
+	rb_test 16 TDIGEST.ADD td __rand_int__ >/dev/null
+	rb_test 16 SET key:__rand_int__ xxx >/dev/null
+	local a c g gc rr=() cr=() G=() Q=() GC=() QC=()
+	for _ in $(seq "$PAIRS"); do
+		read -r g gc < <(rb_test 16 GET key:__rand_int__)
+		read -r a c < <(rb_test 16 TDIGEST.QUANTILE td 0.5)
+		G+=("$g") GC+=("$gc") Q+=("$a") QC+=("$c")
+		rr+=("$(awk -v a="$a" -v b="$g" 'BEGIN{print a / b}')")
+		cr+=("$(awk -v a="$c" -v b="$gc" 'BEGIN{print (b > 0 ? a / b : 0)}')")
+	done
+	stop
+	med() { printf '%s\n' "$@" | median; }
+	awk -v g="$(med "${G[@]}")" -v q="$(med "${Q[@]}")" -v rr="$(med "${rr[@]}")" \
+		-v gc="$(med "${GC[@]}")" -v qc="$(med "${QC[@]}")" -v cr="$(med "${cr[@]}")" \
+		'BEGIN{printf "| %.0f | %.0f | %.2fx | %.2f | %.2f | %.2fx |\n", g, q, rr, gc, qc, cr}'
 	echo
 }
 

@@ -101,6 +101,30 @@ pub fn encode_double(d: f64) -> String {
 /// computed in 128 bits. `None` outside that range, where `format_g` (the
 /// general, slower path) answers.
 fn g17_exact(d: f64) -> Option<String> {
+    let text = g17_text(d)?;
+    std::str::from_utf8(text.as_slice()).ok().map(str::to_owned)
+}
+
+/// A double's reply text, short enough for the stack: `%.17g` is at most a
+/// sign, 17 digits, a point and a four-character exponent, or a sign, "0.",
+/// three zeros and 17 digits.
+struct DoubleText {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl DoubleText {
+    fn push(&mut self, bytes: &[u8]) {
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// [`g17_exact`]'s text, written on the stack.
+fn g17_text(d: f64) -> Option<DoubleText> {
     const POW10: [u128; 23] = {
         let mut t = [1u128; 23];
         let mut i = 1;
@@ -166,41 +190,54 @@ fn g17_exact(d: f64) -> Option<String> {
         n = POW10[16];
         exp10 += 1;
     }
-    let digits = n.to_string();
-    let mut out = String::with_capacity(26);
+    // 17 digits fit a u64; two halves of 8 and 9 digits are two shorter
+    // chains of divisions.
+    let mut digits = [b'0'; 17];
+    let (mut hi, mut lo) = ((n / 1_000_000_000) as u64, (n % 1_000_000_000) as u64);
+    for k in (0..8).rev() {
+        digits[k] = b'0' + (hi % 10) as u8;
+        hi /= 10;
+    }
+    for k in (8..17).rev() {
+        digits[k] = b'0' + (lo % 10) as u8;
+        lo /= 10;
+    }
+    let trimmed =
+        |s: &'_ [u8]| -> usize { s.iter().rposition(|&c| c != b'0').map_or(0, |p| p + 1) };
+    let mut out = DoubleText {
+        buf: [0; 32],
+        len: 0,
+    };
     if d < 0.0 {
-        out.push('-');
+        out.push(b"-");
     }
     if !(-4..17).contains(&exp10) {
-        let (lead, rest) = digits.split_at(1);
-        out.push_str(lead);
-        let rest = rest.trim_end_matches('0');
+        out.push(&digits[..1]);
+        let rest = &digits[1..1 + trimmed(&digits[1..])];
         if !rest.is_empty() {
-            out.push('.');
-            out.push_str(rest);
+            out.push(b".");
+            out.push(rest);
         }
-        let sign = if exp10 < 0 { '-' } else { '+' };
-        out.push('e');
-        out.push(sign);
+        out.push(if exp10 < 0 { b"e-" } else { b"e+" });
         let a = exp10.unsigned_abs();
-        if a < 10 {
-            out.push('0');
+        if a >= 100 {
+            out.push(&[b'0' + (a / 100) as u8]);
         }
-        out.push_str(&a.to_string());
+        out.push(&[b'0' + (a / 10 % 10) as u8, b'0' + (a % 10) as u8]);
     } else if exp10 >= 0 {
         let (int, frac) = digits.split_at(exp10 as usize + 1);
-        out.push_str(int);
-        let frac = frac.trim_end_matches('0');
+        out.push(int);
+        let frac = &frac[..trimmed(frac)];
         if !frac.is_empty() {
-            out.push('.');
-            out.push_str(frac);
+            out.push(b".");
+            out.push(frac);
         }
     } else {
-        out.push_str("0.");
+        out.push(b"0.");
         for _ in 0..(-exp10 - 1) {
-            out.push('0');
+            out.push(b"0");
         }
-        out.push_str(digits.trim_end_matches('0'));
+        out.push(&digits[..trimmed(&digits)]);
     }
     Some(out)
 }
@@ -310,13 +347,23 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut BytesMut) {
             }
         }
         Frame::Double(d) => {
-            let s = encode_double(*d);
+            // The usual doubles format on the stack; the rest (zero, NaN,
+            // infinities, the very large and small) through encode_double.
+            let fast = g17_text(*d);
+            let slow;
+            let s = match &fast {
+                Some(text) => text.as_slice(),
+                None => {
+                    slow = encode_double(*d);
+                    slow.as_bytes()
+                }
+            };
             if r3 {
                 out.put_u8(b',');
-                out.put_slice(s.as_bytes());
+                out.put_slice(s);
                 out.put_slice(b"\r\n");
             } else {
-                put_bulk(out, s.as_bytes());
+                put_bulk(out, s);
             }
         }
         Frame::Boolean(b) => {
@@ -568,6 +615,28 @@ mod tests {
         assert_eq!(enc(&Frame::Null, Protocol::Resp3), b"_\r\n");
         assert_eq!(enc(&Frame::Double(2.5), Protocol::Resp2), b"$3\r\n2.5\r\n");
         assert_eq!(enc(&Frame::Double(2.5), Protocol::Resp3), b",2.5\r\n");
+        // The stack-written reply of every kind of double is encode_double's.
+        for d in [
+            0.0,
+            -0.0,
+            1e-300,
+            -123.456,
+            990.7775675675675,
+            1e-5,
+            -1.2345678901234567e-7,
+            1e17,
+            -9.999999999999999e16,
+            1.7976931348623157e308,
+            1e100,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let text = encode_double(d);
+            let mut bulk = format!("${}\r\n{text}\r\n", text.len()).into_bytes();
+            assert_eq!(enc(&Frame::Double(d), Protocol::Resp2), bulk, "{d:e}");
+            bulk = format!(",{text}\r\n").into_bytes();
+            assert_eq!(enc(&Frame::Double(d), Protocol::Resp3), bulk, "{d:e}");
+        }
         assert_eq!(enc(&Frame::Boolean(true), Protocol::Resp2), b":1\r\n");
         assert_eq!(
             enc(

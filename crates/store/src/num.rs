@@ -62,6 +62,13 @@ fn read_f64(s: &[u8]) -> Option<(f64, Reading)> {
     if s.is_empty() || s.len() > 5120 {
         return None;
     }
+    if s.iter().all(|&c| c.is_ascii_digit() || c == b'.') {
+        // Plain digits and points (the usual argument): what the general
+        // path below reads, without its lowercase copy.
+        let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+        let nonzero = s.iter().any(|c| matches!(c, b'1'..=b'9'));
+        return Some((v, Reading::Finite { nonzero }));
+    }
     let text = std::str::from_utf8(s).ok()?;
     if text.starts_with(|c: char| c.is_whitespace()) || text.ends_with(|c: char| c.is_whitespace())
     {
@@ -261,6 +268,19 @@ mod tests {
         assert_eq!(parse_f64_in_range(b"0.000e5000"), Some(0.0));
         assert_eq!(parse_f64_in_range(b"-inf"), Some(f64::NEG_INFINITY));
         assert_eq!(parse_f64_in_range(b"1.5"), Some(1.5));
+        // Plain digits and points, read without the lowercase copy.
+        let tiny = format!("0.{}1", "0".repeat(400));
+        assert_eq!(parse_f64_in_range(tiny.as_bytes()), None);
+        let zeros = format!("0.{}", "0".repeat(400));
+        assert_eq!(parse_f64_in_range(zeros.as_bytes()), Some(0.0));
+        let huge = format!("1{}", "0".repeat(400));
+        assert_eq!(parse_f64_in_range(huge.as_bytes()), None);
+        assert_eq!(parse_f64(huge.as_bytes()), Some(f64::INFINITY));
+        assert_eq!(parse_f64_in_range(b"0.5"), Some(0.5));
+        assert_eq!(parse_f64_in_range(b"1."), Some(1.0));
+        assert_eq!(parse_f64_in_range(b".25"), Some(0.25));
+        assert_eq!(parse_f64_in_range(b"."), None);
+        assert_eq!(parse_f64_in_range(b"1.2.3"), None);
         assert_eq!(format_incr_float(10.5), "10.5");
         assert_eq!(format_incr_float(3.0), "3");
         assert_eq!(format_incr_float(5.0e3), "5000");

@@ -38,6 +38,12 @@ pub struct TDigest {
     /// Means and weights of the merged nodes followed by the unmerged ones.
     means: Vec<f64>,
     weights: Vec<i64>,
+    /// For each merged node, the weight the quantile walk has summed on
+    /// reaching it: half the first node's weight, then the mean of each two
+    /// neighbours' weights, added in the walk's order so that the floats are
+    /// the walk's own. Rebuilt whenever the merged nodes change; a quantile
+    /// searches it instead of walking.
+    walked: Vec<f64>,
 }
 
 /// The capacity RedisBloom gives a digest of `compression`.
@@ -90,6 +96,7 @@ impl TDigest {
             unmerged_weight: 0,
             means: Vec::new(),
             weights: Vec::new(),
+            walked: Vec::new(),
         })
     }
 
@@ -123,7 +130,10 @@ impl TDigest {
             && sum == merged_weight
             && total_compressions >= 0
             && (means.is_empty() || (min <= means[0] && max >= means[means.len() - 1]));
-        valid.then_some(TDigest {
+        if !valid {
+            return None;
+        }
+        let mut t = TDigest {
             compression,
             min,
             max,
@@ -134,7 +144,29 @@ impl TDigest {
             unmerged_weight: 0,
             means,
             weights,
-        })
+            walked: Vec::new(),
+        };
+        t.rebuild_walked();
+        Some(t)
+    }
+
+    /// Recomputes `walked` for the merged nodes.
+    fn rebuild_walked(&mut self) {
+        let weights = &self.weights[..self.merged_nodes];
+        self.walked.clear();
+        if self.walked.capacity() > 2 * weights.len() + 16 {
+            // Sized to the nodes merged now, not the most ever merged.
+            self.walked.shrink_to(weights.len());
+        }
+        let Some(&first) = weights.first() else {
+            return;
+        };
+        let mut so_far = first as f64 / 2.0;
+        self.walked.push(so_far);
+        for pair in weights.windows(2) {
+            so_far += (pair[0] as f64 + pair[1] as f64) / 2.0;
+            self.walked.push(so_far);
+        }
     }
 
     pub fn compression(&self) -> f64 {
@@ -185,7 +217,7 @@ impl TDigest {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.means.capacity() * 8 + self.weights.capacity() * 8
+        (self.means.capacity() + self.weights.capacity() + self.walked.capacity()) * 8
     }
 
     /// Empties the digest, keeping its compression.
@@ -198,8 +230,10 @@ impl TDigest {
         self.total_compressions = 0;
         self.means.clear();
         self.weights.clear();
+        self.walked.clear();
         self.means.shrink_to_fit();
         self.weights.shrink_to_fit();
+        self.walked.shrink_to_fit();
     }
 
     /// Adds `value` (finite) with `weight`.
@@ -260,6 +294,8 @@ impl TDigest {
         }
         let total = self.merged_weight as f64 + self.unmerged_weight as f64;
         if overflows(self.unmerged_weight as f64, total) {
+            // The sort moved the merged nodes too.
+            self.rebuild_walked();
             return Err(TDigestError::Overflow);
         }
         if total <= 1.0 {
@@ -267,14 +303,19 @@ impl TDigest {
             self.merged_weight = total as i64;
             self.unmerged_weight = 0;
             self.total_compressions += 1;
+            self.rebuild_walked();
             return Ok(());
         }
         let denom = 2.0 * PI * total * total.ln();
         if denom == f64::INFINITY {
+            // The sort moved the merged nodes too.
+            self.rebuild_walked();
             return Err(TDigestError::Overflow);
         }
         let normalizer = self.compression / denom;
         if normalizer == f64::INFINITY {
+            // The sort moved the merged nodes too.
+            self.rebuild_walked();
             return Err(TDigestError::Overflow);
         }
         let (means, weights) = (&mut self.means, &mut self.weights);
@@ -303,6 +344,7 @@ impl TDigest {
         self.merged_weight = total as i64;
         self.unmerged_weight = 0;
         self.total_compressions += 1;
+        self.rebuild_walked();
         Ok(())
     }
 
@@ -406,9 +448,14 @@ impl TDigest {
         1.0 - 0.5 / merged
     }
 
-    /// The library's walk to the value at `index` (a weight position),
-    /// carrying its position between calls of one ascending batch.
-    fn value_at_index(&self, index: f64, left_weight: f64, walk: &mut (f64, usize)) -> f64 {
+    /// The value at `index` (a weight position) as the library's walk over
+    /// the merged centroids finds it. The walk stops at the first pair of
+    /// neighbours whose midpoints' running weight passes `index`; `walked`
+    /// holds those running weights as the walk sums them, so a binary search
+    /// finds the same pair and the same floats. A batch walk resumed from an
+    /// earlier, smaller index stops at that same pair too, since every pair
+    /// before it was already passed.
+    fn value_at_index(&self, index: f64, left_weight: f64) -> f64 {
         let n = self.merged_nodes;
         let means = &self.means;
         let weights = &self.weights;
@@ -425,34 +472,32 @@ impl TDigest {
             return self.max
                 - (merged - index - 1.0) / (right_weight / 2.0 - 1.0) * (self.max - right_mean);
         }
-        while walk.1 < n - 1 {
-            let i = walk.1;
+        let walked = &self.walked[..n];
+        let i = walked[1..].partition_point(|&w| w <= index);
+        if i < n - 1 {
+            let so_far = walked[i];
             let w = weights[i] as f64;
             let w_next = weights[i + 1] as f64;
             let m = means[i];
             let m_next = means[i + 1];
             let dw = (w + w_next) / 2.0;
-            if walk.0 + dw > index {
-                let mut left_unit = 0.0;
-                if w == 1.0 {
-                    if index - walk.0 < 0.5 {
-                        return m;
-                    }
-                    left_unit = 0.5;
+            let mut left_unit = 0.0;
+            if w == 1.0 {
+                if index - so_far < 0.5 {
+                    return m;
                 }
-                let mut right_unit = 0.0;
-                if w_next == 1.0 {
-                    if walk.0 + dw - index <= 0.5 {
-                        return m_next;
-                    }
-                    right_unit = 0.5;
-                }
-                let z1 = index - walk.0 - left_unit;
-                let z2 = walk.0 + dw - index - right_unit;
-                return weighted_average(m, z2, m_next, z1);
+                left_unit = 0.5;
             }
-            walk.0 += dw;
-            walk.1 += 1;
+            let mut right_unit = 0.0;
+            if w_next == 1.0 {
+                if so_far + dw - index <= 0.5 {
+                    return m_next;
+                }
+                right_unit = 0.5;
+            }
+            let z1 = index - so_far - left_unit;
+            let z2 = so_far + dw - index - right_unit;
+            return weighted_average(m, z2, m_next, z1);
         }
         let z1 = index - merged - right_weight / 2.0;
         let z2 = right_weight / 2.0 - z1;
@@ -472,35 +517,26 @@ impl TDigest {
         if index < 1.0 {
             return self.min;
         }
-        let left = self.weights[0] as f64;
-        self.value_at_index(index, left, &mut (left / 2.0, 0))
+        self.value_at_index(index, self.weights[0] as f64)
+    }
+
+    /// One quantile as the library's batch call computes it (which differs
+    /// from [`Self::quantile`] below index 1). Every quantile of an ascending
+    /// batch is answered alone the same as in the batch.
+    pub fn quantile_in_batch(&mut self, q: f64) -> f64 {
+        let _ = self.compress();
+        match self.merged_nodes {
+            0 => f64::NAN,
+            1 if (0.0..=1.0).contains(&q) => self.means[0],
+            1 => f64::NAN,
+            _ => self.value_at_index(q * self.merged_weight as f64, self.weights[0] as f64),
+        }
     }
 
     /// Quantiles of an ascending batch, as the library's batch call computes
-    /// them (one walk over the centroids).
+    /// them.
     pub fn quantiles_sorted(&mut self, qs: &[f64]) -> Vec<f64> {
-        let _ = self.compress();
-        match self.merged_nodes {
-            0 => return vec![f64::NAN; qs.len()],
-            1 => {
-                return qs
-                    .iter()
-                    .map(|q| {
-                        if (0.0..=1.0).contains(q) {
-                            self.means[0]
-                        } else {
-                            f64::NAN
-                        }
-                    })
-                    .collect()
-            }
-            _ => {}
-        }
-        let left = self.weights[0] as f64;
-        let mut walk = (left / 2.0, 0usize);
-        qs.iter()
-            .map(|q| self.value_at_index(q * self.merged_weight as f64, left, &mut walk))
-            .collect()
+        qs.iter().map(|&q| self.quantile_in_batch(q)).collect()
     }
 
     /// The mean of the values between the `low` and `high` quantiles.
@@ -551,7 +587,15 @@ mod tests {
         for i in 0..5000 {
             t.add(f64::from(i), 1).unwrap();
         }
-        assert!(t.heap_bytes() <= 610 * 16, "{}", t.heap_bytes());
+        // The node arrays at most RedisBloom's, and the running weights of
+        // the merged nodes.
+        let merged = t.merged_nodes();
+        assert_eq!(t.walked.len(), merged);
+        assert!(
+            t.heap_bytes() <= 610 * 16 + (2 * merged + 16) * 8,
+            "{} with {merged} merged",
+            t.heap_bytes()
+        );
     }
 
     #[test]
@@ -597,6 +641,72 @@ mod tests {
         assert_eq!(t.cdf(5.0), 0.5);
     }
 
+    /// The library's batch walk as written before the search replaced it:
+    /// one pass over the centroids carrying its position between quantiles.
+    fn walked_batch(t: &TDigest, qs: &[f64]) -> Vec<f64> {
+        let n = t.merged_nodes;
+        let (means, weights) = (&t.means, &t.weights);
+        let merged = t.merged_weight as f64;
+        let left_weight = weights[0] as f64;
+        let mut so_far = left_weight / 2.0;
+        let mut i = 0usize;
+        let mut out = Vec::new();
+        'next: for q in qs {
+            let index = q * merged;
+            if left_weight > 1.0 && index < left_weight / 2.0 {
+                out.push(t.min + (index - 1.0) / (left_weight / 2.0 - 1.0) * (means[0] - t.min));
+                continue;
+            }
+            if index > (t.merged_weight - 1) as f64 {
+                out.push(t.max);
+                continue;
+            }
+            let right_weight = weights[n - 1] as f64;
+            let right_mean = means[n - 1];
+            if right_weight > 1.0 && merged - index <= right_weight / 2.0 {
+                out.push(
+                    t.max
+                        - (merged - index - 1.0) / (right_weight / 2.0 - 1.0)
+                            * (t.max - right_mean),
+                );
+                continue;
+            }
+            while i < n - 1 {
+                let (w, w_next) = (weights[i] as f64, weights[i + 1] as f64);
+                let (m, m_next) = (means[i], means[i + 1]);
+                let dw = (w + w_next) / 2.0;
+                if so_far + dw > index {
+                    let mut left_unit = 0.0;
+                    if w == 1.0 {
+                        if index - so_far < 0.5 {
+                            out.push(m);
+                            continue 'next;
+                        }
+                        left_unit = 0.5;
+                    }
+                    let mut right_unit = 0.0;
+                    if w_next == 1.0 {
+                        if so_far + dw - index <= 0.5 {
+                            out.push(m_next);
+                            continue 'next;
+                        }
+                        right_unit = 0.5;
+                    }
+                    let z1 = index - so_far - left_unit;
+                    let z2 = so_far + dw - index - right_unit;
+                    out.push(weighted_average(m, z2, m_next, z1));
+                    continue 'next;
+                }
+                so_far += dw;
+                i += 1;
+            }
+            let z1 = index - merged - right_weight / 2.0;
+            let z2 = right_weight / 2.0 - z1;
+            out.push(weighted_average(right_mean, z1, t.max, z2));
+        }
+        out
+    }
+
     proptest! {
         /// Quantiles stay near the exact ones, CDF is monotone, and a merge
         /// of two digests answers close to a digest of the union.
@@ -629,6 +739,18 @@ mod tests {
                 last = c;
             }
             a.merge_from(&mut b).unwrap();
+            // The search answers as the walk did, for an ascending batch of
+            // every kind of position (singletons, merged centroids of
+            // several weights after the merge, both tails).
+            let qs: Vec<f64> = (0..=1000).map(|i| f64::from(i) / 1000.0).collect();
+            for d in [&mut t, &mut a] {
+                d.compress().unwrap();
+                let want = walked_batch(d, &qs);
+                let got = d.quantiles_sorted(&qs);
+                for (k, q) in qs.iter().enumerate() {
+                    prop_assert_eq!(got[k].to_bits(), want[k].to_bits(), "q {}", q);
+                }
+            }
             for q in [0.1, 0.5, 0.9] {
                 let (x, y) = (a.quantile(q), t.quantile(q));
                 prop_assert!((x - y).abs() <= 2000.0 * 0.05, "q {} merged {} whole {}", q, x, y);

@@ -87,25 +87,55 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let elements = args.rest();
     let max = sparse_max_bytes(ctx);
-    // Redis reads a sparse body only to add to it: with no elements the
-    // header alone is checked.
-    let check = if elements.is_empty() {
-        hll::header
-    } else {
-        hll::check
+    let now = ctx.now_ms();
+    let table = ctx.table(key)?;
+    // One lookup: the registers are raised in place in the stored string,
+    // as Redis does, or in a new one that is then stored.
+    let changed = match table.get_mut(key, now) {
+        Some(e) => {
+            let s = e.value.as_str_mut().ok_or(CmdError::WrongType)?;
+            // Redis reads a sparse body only to add to it: with no elements
+            // the header alone is checked.
+            if elements.is_empty() {
+                hll::header(s.as_slice())?;
+            } else {
+                hll::check(s.as_slice())?;
+            }
+            add_all(s.make_mut(), elements, max, false)?
+        }
+        None => {
+            let mut v = hll::new_sparse();
+            // Like Redis, creating the key counts as a change even with no
+            // elements.
+            let changed = add_all(&mut v, elements, max, true)?;
+            let value = Value::Str(CompactBytes::Growable(Box::new(v)));
+            table.insert(key, value, 0, now);
+            changed
+        }
     };
-    let (buf, created) = hll_for_write(ctx, key, check)?;
-    // Like Redis, creating the key counts as a change even with no elements.
+    if changed > 0 {
+        ctx.dirty(changed);
+        ctx.notify(Class::STRING, "pfadd", key);
+    }
+    Ok(Frame::Integer(i64::from(changed > 0)))
+}
+
+/// Adds `elements` to the checked HLL in `buf`: how many changed a register
+/// (plus one if the HLL is new), the cached cardinality marked stale if any.
+fn add_all(
+    buf: &mut Vec<u8>,
+    elements: &[Bytes],
+    max: usize,
+    created: bool,
+) -> Result<u64, CmdError> {
     let mut changed = u64::from(created);
     for element in elements {
         changed += u64::from(hll::add(buf, element, max)?);
     }
     if changed > 0 {
         hll::invalidate(buf);
-        ctx.dirty(changed);
-        ctx.notify(Class::STRING, "pfadd", key);
     }
-    Ok(Frame::Integer(i64::from(changed > 0)))
+    Ok(changed)
 }
 
 pub(crate) const PFCOUNT: CommandSpec = CommandSpec {

@@ -348,26 +348,24 @@ fn tdigest_quantile(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, Cmd
     let key = args.next_key()?;
     let raw = args.rest();
     let t = digest(ctx, key)?;
-    let mut qs = Vec::with_capacity(raw.len());
+    // Every fraction is checked before any is answered; the reply's array
+    // holds them until each is replaced by its answer.
+    let mut out = Vec::with_capacity(raw.len());
     for r in raw {
         let q = parse_f64_in_range(r).ok_or(CmdError::err("T-Digest: error parsing quantile"))?;
         if !(0.0..=1.0).contains(&q) {
             return Err(CmdError::err("T-Digest: quantile should be in [0,1]"));
         }
-        qs.push(q);
+        out.push(Frame::Double(q));
     }
-    // Each ascending run is answered in one walk over the centroids.
-    let mut out = Vec::with_capacity(qs.len());
-    let mut start = 0;
-    while start < qs.len() {
-        let mut end = start + 1;
-        while end < qs.len() && qs[end - 1] <= qs[end] {
-            end += 1;
+    // RedisBloom answers each ascending run in one walk over the centroids;
+    // each quantile alone gets the same answer from the digest.
+    for f in &mut out {
+        if let Frame::Double(q) = f {
+            *q = t.quantile_in_batch(*q);
         }
-        out.extend(t.quantiles_sorted(&qs[start..end]));
-        start = end;
     }
-    Ok(doubles(out))
+    Ok(Frame::Array(out))
 }
 
 spec!(
