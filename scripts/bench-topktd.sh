@@ -36,35 +36,11 @@ KEEL=$KEEL_SERVER
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null || true; }
 trap cleanup EXIT
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
 
-start() {
-	PORT=$(free_port)
-	# shellcheck disable=SC2086
-	taskset -c 0 "$KEEL" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no $KEEL_ARGS >/dev/null 2>&1 &
-	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-}
-stop() {
-	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-	wait "$PID" 2>/dev/null || true
-	PID=
-}
 
-# One redis-benchmark test against the running server: prints "req/s us/req".
-rb_test() {
-	local pipeline=$1 t0 t1 rps
-	shift
-	t0=$(ticks "$PID")
-	rps=$(taskset -c 1 redis-benchmark -p "$PORT" -c 50 -n "$N" -r 100000000 -P "$pipeline" --csv "$@" 2>/dev/null |
-		tail -1 | cut -d, -f2 | tr -d '"')
-	t1=$(ticks "$PID")
-	echo "$rps $(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$N" 'BEGIN{printf "%.2f", d / hz * 1e6 / n}')"
-}
 
 throughput() {
 	echo "### TOPK.* and TDIGEST.* next to SET / GET (one keel-server)"
@@ -77,19 +53,19 @@ throughput() {
 	for p in 1 16; do
 		declare -A R=() C=()
 		for _ in $(seq "$RUNS"); do
-			start
+			start_server keel
 			redis-cli -p "$PORT" topk.reserve tk 50 2000 7 0.9 >/dev/null
 			redis-cli -p "$PORT" tdigest.create td >/dev/null
 			local a c i=0
 			for args in "SET key:__rand_int__ xxx" "TOPK.ADD tk __rand_int__" "TDIGEST.ADD td __rand_int__" \
 				"GET key:__rand_int__" "TOPK.QUERY tk __rand_int__" "TDIGEST.QUANTILE td 0.5"; do
 				# shellcheck disable=SC2086
-				read -r a c < <(rb_test "$p" $args)
+				read -r a c < <(rb_test "$p" -r 100000000 $args)
 				R[${names[$i]}]+="$a "
 				C[${names[$i]}]+="$c "
 				i=$((i + 1))
 			done
-			stop
+			stop_server
 		done
 		m() { printf '%s\n' $1 | median; }
 		row() {
@@ -113,19 +89,19 @@ pairs() {
 	echo
 	echo "| GET req/s | QUANTILE req/s | req/s ratio | GET us/req | QUANTILE us/req | CPU ratio |"
 	echo "|---:|---:|---:|---:|---:|---:|"
-	start
+	start_server keel
 	redis-cli -p "$PORT" tdigest.create td >/dev/null
-	rb_test 16 TDIGEST.ADD td __rand_int__ >/dev/null
-	rb_test 16 SET key:__rand_int__ xxx >/dev/null
+	rb_test 16 -r 100000000 TDIGEST.ADD td __rand_int__ >/dev/null
+	rb_test 16 -r 100000000 SET key:__rand_int__ xxx >/dev/null
 	local a c g gc rr=() cr=() G=() Q=() GC=() QC=()
 	for _ in $(seq "$PAIRS"); do
-		read -r g gc < <(rb_test 16 GET key:__rand_int__)
-		read -r a c < <(rb_test 16 TDIGEST.QUANTILE td 0.5)
+		read -r g gc < <(rb_test 16 -r 100000000 GET key:__rand_int__)
+		read -r a c < <(rb_test 16 -r 100000000 TDIGEST.QUANTILE td 0.5)
 		G+=("$g") GC+=("$gc") Q+=("$a") QC+=("$c")
 		rr+=("$(awk -v a="$a" -v b="$g" 'BEGIN{print a / b}')")
 		cr+=("$(awk -v a="$c" -v b="$gc" 'BEGIN{print (b > 0 ? a / b : 0)}')")
 	done
-	stop
+	stop_server
 	med() { printf '%s\n' "$@" | median; }
 	awk -v g="$(med "${G[@]}")" -v q="$(med "${Q[@]}")" -v rr="$(med "${rr[@]}")" \
 		-v gc="$(med "${GC[@]}")" -v qc="$(med "${QC[@]}")" -v cr="$(med "${cr[@]}")" \
@@ -141,7 +117,7 @@ memory() {
 	echo
 	echo "| value | RedisBloom bytes | TDIGEST.INFO Memory usage | Keel MEMORY USAGE |"
 	echo "|---|---:|---:|---:|"
-	start
+	start_server keel
 	for shape in "10 8 7" "50 2000 7" "100 10000 10"; do
 		read -r k w d <<<"$shape"
 		redis-cli -p "$PORT" topk.reserve "tk:$k" "$k" "$w" "$d" 0.9 >/dev/null
@@ -155,7 +131,7 @@ memory() {
 		mu=$(redis-cli -p "$PORT" tdigest.info "td:$comp" | awk 'f{print; exit} /Memory usage/{f=1}')
 		echo "| TDIGEST compression $comp, 1000 values | $((8 + 16 * (6 * comp + 10))) | $mu | $(redis-cli -p "$PORT" memory usage "td:$comp") |"
 	done
-	stop
+	stop_server
 	echo
 }
 
