@@ -3,10 +3,11 @@
 //! counts less; if none can go, commands that may grow memory are refused.
 //!
 //! The policies are Redis's approximations. Each round samples
-//! `maxmemory-samples` keys from a few shards (every key, or only keys with a
-//! TTL for the volatile policies) into an eviction pool of the best
-//! [`POOL_SIZE`] candidates kept across rounds, and evicts the best one still
-//! present: the longest idle (LRU), the least frequently used (LFU, see
+//! `maxmemory-samples` keys from a few shards, starting at a random one
+//! (every key, or only keys with a TTL for the volatile policies), into an
+//! eviction pool of the best [`POOL_SIZE`] candidates kept across rounds, and
+//! evicts the best one still present, scored again when it is taken: the
+//! longest idle (LRU), the least frequently used (LFU, see
 //! `keel_store::access`), the nearest deadline (volatile-ttl), or a random
 //! key. An eviction is a deletion seen like any other: logged as `DEL`,
 //! announced with the `evicted` keyspace event, invalidating watchers and
