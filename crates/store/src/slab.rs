@@ -15,10 +15,10 @@
 //! reused first.
 //!
 //! A full page is small (128 slots, 7 KiB of entries): the slots a table holds
-//! beyond its keys are paid in every shard, so with 64 shards a 1,024-slot page
-//! left up to 3.6 MiB of empty slots, and a dataset held at `maxmemory` whose
-//! shards had just crossed a page boundary kept 30% fewer keys. A sorted list
-//! of where each page starts keeps a random draw O(log pages).
+//! beyond its keys are paid in every shard, so with 64 shards 1,024-slot pages
+//! could leave 3.6 MiB of empty slots, memory that under `maxmemory` holds no
+//! keys. A sorted list of where each page starts keeps a random draw
+//! O(log pages).
 
 /// Slots in a full page; an index is `page << PAGE_SHIFT | slot`.
 const PAGE_SHIFT: u32 = 7;
