@@ -12,8 +12,14 @@
 # throughput cost of evicting. LIMIT_MB is picked so the limit holds about a
 # quarter of the key space (the "held" column shows it).
 #
+# With RATE set, the policy runs send RATE requests/s in total (open loop)
+# instead of as many as the server answers: the hit ratio then compares the
+# policies alone. Every load uses the same seed, so the measured load repeats
+# the warm-up's keys in order, and a server that answers faster has seen more
+# of them when it is measured. The no-limit rows stay closed loop.
+#
 # Environment: KEYS=400000 SIZE=100 LIMIT_MB=20 WARM=5 TIME=10 CLIENTS=20
-#              KEEL_ARGS="--threads 2"
+#              RATE= KEEL_ARGS="--threads 2"
 set -euo pipefail
 KEYS=${KEYS:-400000}
 SIZE=${SIZE:-100}
@@ -21,6 +27,7 @@ LIMIT_MB=${LIMIT_MB:-20}
 WARM=${WARM:-5}
 TIME=${TIME:-10}
 CLIENTS=${CLIENTS:-20}
+RATE=${RATE:-}
 KEEL_ARGS=${KEEL_ARGS:-"--threads 2"}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -47,9 +54,9 @@ PIDS+=($!)
 wait_up "$KPORT"
 wait_up "$RPORT"
 
-load() { # port seconds -> req/s
+load() { # port seconds [rate] -> req/s
 	"$BENCH" mixed -p "$1" --ratio 1:4 --key-pattern zipf --key-max "$KEYS" \
-		--data-size "$SIZE" --test-time "$2" -c "$CLIENTS" --threads 1 --seed 7 |
+		--data-size "$SIZE" --test-time "$2" -c "$CLIENTS" --threads 1 --seed 7 ${3:+--rate "$3"} |
 		awk '/^SET:GET/{print $4}'
 }
 
@@ -70,11 +77,13 @@ measure() {
 	if [[ $mb != 0 ]]; then
 		redis-cli -p "$port" config set maxmemory $((base + mb * 1024 * 1024)) >/dev/null
 	fi
+	local rate=
+	if [[ $mb != 0 ]]; then rate=$RATE; fi
 	prefill "$port"
-	load "$port" "$WARM" >/dev/null
+	load "$port" "$WARM" "$rate" >/dev/null
 	redis-cli -p "$port" config resetstat >/dev/null
 	local rps hits misses ev held
-	rps=$(load "$port" "$TIME")
+	rps=$(load "$port" "$TIME" "$rate")
 	hits=$(field "$port" stats keyspace_hits)
 	misses=$(field "$port" stats keyspace_misses)
 	ev=$(field "$port" stats evicted_keys)
@@ -100,5 +109,5 @@ for s in keel redis; do
 done
 echo
 echo "keel-bench mixed --ratio 1:4 --key-pattern zipf --key-max $KEYS --data-size $SIZE" \
-	"--test-time $TIME -c $CLIENTS --threads 1 --seed 7 (after a sequential SET of every key" \
+	"--test-time $TIME -c $CLIENTS --threads 1 --seed 7${RATE:+ --rate $RATE (policy runs)} (after a sequential SET of every key" \
 	"and $WARM s of the same load); keel-server $KEEL_ARGS; $(nproc) cores"

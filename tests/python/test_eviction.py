@@ -222,6 +222,22 @@ def test_allkeys_lfu_keeps_frequently_read_keys():
         assert hot_kept > 0.9 and cold_kept < 0.6, (hot_kept, cold_kept)
 
 
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu"])
+def test_equally_good_keys_are_evicted_evenly_not_the_newest_first(policy):
+    # Written within a second and never read, every key looks alike to either
+    # policy: each eviction should take any of them, so the newest keys, which
+    # have lived through the fewest evictions, are the likeliest to be left.
+    with running_server() as s:
+        r = s.client()
+        r.config_set("maxmemory-policy", policy)
+        fill(r, "old", 4000)
+        limit_above_now(r, 0)
+        fill(r, "new", 3000)
+        assert evicted(r) > 2000
+        newest = present(r, [f"new{i}" for i in range(2700, 3000)]) / 300
+        assert newest > 0.8, newest
+
+
 def test_allkeys_random_evicts_any_key():
     with running_server() as s:
         r = s.client()

@@ -3,10 +3,11 @@
 //! counts less; if none can go, commands that may grow memory are refused.
 //!
 //! The policies are Redis's approximations. Each round samples
-//! `maxmemory-samples` keys from a few shards (every key, or only keys with a
-//! TTL for the volatile policies) into an eviction pool of the best
-//! [`POOL_SIZE`] candidates kept across rounds, and evicts the best one still
-//! present: the longest idle (LRU), the least frequently used (LFU, see
+//! `maxmemory-samples` keys from a few shards, starting at a random one
+//! (every key, or only keys with a TTL for the volatile policies), into an
+//! eviction pool of the best [`POOL_SIZE`] candidates kept across rounds, and
+//! evicts the best one still present, scored again when it is taken: the
+//! longest idle (LRU), the least frequently used (LFU, see
 //! `keel_store::access`), the nearest deadline (volatile-ttl), or a random
 //! key. An eviction is a deletion seen like any other: logged as `DEL`,
 //! announced with the `evicted` keyspace event, invalidating watchers and
@@ -28,7 +29,8 @@ use std::time::Instant;
 /// Candidates the eviction pool keeps, as Redis's `EVPOOL_SIZE`.
 pub const POOL_SIZE: usize = 16;
 
-/// Shards sampled per round; the pool carries the best across rounds.
+/// Shards sampled per round, from a random one; the pool carries the best
+/// across rounds.
 const SHARDS_PER_ROUND: usize = 4;
 
 /// Redis's reply when memory is full and nothing can be evicted.
@@ -206,7 +208,6 @@ impl Pool {
 #[derive(Default)]
 pub struct Evictor {
     pool: Mutex<Pool>,
-    next_shard: AtomicUsize,
     /// The policy the pool was filled under (its scores mean nothing under another).
     pool_policy: AtomicU8,
     /// Evictions stopped for lack of time with memory still over the limit.
@@ -404,32 +405,55 @@ pub fn reset_stats(engine: &Engine) {
 /// Evict one key by `policy`; false if the sampled shards had none to give.
 fn evict_one(engine: &Engine, policy: Policy) -> bool {
     let ev = &engine.evictor;
-    let shards = engine.keyspace.shard_count();
     let now = engine.now_ms();
     let samples = engine.config.ops.evict.samples.load(Ordering::Relaxed);
     let mut pick = |n: usize| (engine.rng.next_u64() % n.max(1) as u64) as usize;
-    let mut drawn: Vec<Sample> = Vec::new();
     let mut pool = ev.pool.lock();
     if ev.pool_policy.swap(policy as u8, Ordering::Relaxed) != policy as u8 {
         pool.clear();
     }
-    let first = ev.next_shard.fetch_add(SHARDS_PER_ROUND, Ordering::Relaxed);
+    let ks = &engine.keyspace;
+    if let Some((db, key)) = sample_round(ks, &mut pool, policy, samples, now, &mut pick) {
+        // Random policies evict the first key drawn, at once.
+        drop(pool);
+        let mut shard = ks.lock(ks.shard_of(key.as_slice()));
+        return remove(engine, &mut shard, db, &key, now);
+    }
+    take_best(ks, &mut pool, policy, now, |shard, db, key| {
+        remove(engine, shard, db, key, now)
+    })
+}
+
+/// One round of sampling: `maxmemory-samples` keys of each database of
+/// [`SHARDS_PER_ROUND`] shards go into the pool. The round starts at a
+/// random shard: the pool keeps the first of equally good candidates, and
+/// under LFU most keys share one counter value, so rounds that always
+/// started at the same shards evicted only from those, until they held
+/// little but keys written a moment before. Random policies return the first
+/// key drawn instead.
+fn sample_round(
+    ks: &keel_store::Keyspace,
+    pool: &mut Pool,
+    policy: Policy,
+    samples: usize,
+    now: u64,
+    pick: &mut dyn FnMut(usize) -> usize,
+) -> Option<(usize, keel_store::CompactBytes)> {
+    let shards = ks.shard_count();
+    let first = pick(shards);
+    let mut drawn: Vec<Sample> = Vec::new();
     for i in 0..SHARDS_PER_ROUND.min(shards) {
-        let idx = (first + i) % shards;
-        let mut shard = engine.keyspace.lock(idx);
+        let mut shard = ks.lock((first + i) % shards);
         for db in 0..shard.databases() {
             let t = shard.db(db);
             if t.is_empty() || (policy.volatile() && t.volatile_len() == 0) {
                 continue;
             }
             drawn.clear();
-            t.sample(samples, policy.volatile(), now, &mut pick, &mut drawn);
+            t.sample(samples, policy.volatile(), now, pick, &mut drawn);
             if policy.random() {
-                // Random policies evict the first key drawn, at once.
                 if let Some(s) = drawn.first() {
-                    let key = s.key.clone();
-                    drop(pool);
-                    return remove(engine, &mut shard, db, &key, now);
+                    return Some((db, s.key.clone()));
                 }
                 continue;
             }
@@ -438,10 +462,42 @@ fn evict_one(engine: &Engine, policy: Policy) -> bool {
             }
         }
     }
+    None
+}
+
+/// Evict the best candidate of the pool that is still there, through
+/// `evict`. A candidate read or written since it was sampled is scored
+/// again and put back rather than evicted on its old score: a key that
+/// was idle when sampled may be one of the hottest by now.
+fn take_best(
+    ks: &keel_store::Keyspace,
+    pool: &mut Pool,
+    policy: Policy,
+    now: u64,
+    mut evict: impl FnMut(&mut keel_store::Shard, usize, &keel_store::CompactBytes) -> bool,
+) -> bool {
     while let Some(c) = pool.pop_best() {
-        let idx = engine.keyspace.shard_of(c.key.as_slice());
-        let mut shard = engine.keyspace.lock(idx);
-        if remove(engine, &mut shard, c.db, &c.key, now) {
+        let mut shard = ks.lock(ks.shard_of(c.key.as_slice()));
+        if c.db >= shard.databases() {
+            continue;
+        }
+        if policy != Policy::VolatileTtl {
+            let Some(e) = shard.db(c.db).find_for_hint(c.key.as_slice()) else {
+                continue;
+            };
+            let score = policy.score(&Sample {
+                key: c.key.clone(),
+                idle_s: e.idle_seconds(now),
+                freq: e.frequency(now),
+                expires_at_ms: 0,
+            });
+            // Each time a candidate goes back its score is lower, so this ends.
+            if score < c.score {
+                pool.offer(score, c.db, &c.key);
+                continue;
+            }
+        }
+        if evict(&mut shard, c.db, &c.key) {
             return true;
         }
     }
@@ -527,6 +583,99 @@ mod tests {
         p.offer(1000, 0, &key("high"));
         assert_eq!(p.items.last().unwrap().key.as_slice(), b"high");
         assert_eq!(p.items.len(), POOL_SIZE);
+    }
+
+    /// A deterministic draw below `n` for sampling tests.
+    fn picker(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n: usize| {
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) % n.max(1) as u64) as usize
+        }
+    }
+
+    fn put(ks: &keel_store::Keyspace, key: &str, now: u64) {
+        let mut shard = ks.lock(ks.shard_of(key.as_bytes()));
+        shard
+            .db(0)
+            .insert(key.as_bytes(), keel_store::Value::str(b"v"), 0, now);
+    }
+
+    #[test]
+    fn equally_good_candidates_are_evicted_from_every_shard_alike() {
+        // Every key has the same LFU counter, as most keys do under LFU: the
+        // pool keeps the first of equals, so the round's first shard wins.
+        let ks = keel_store::Keyspace::new(1, 6);
+        let held = 64 * 300;
+        for i in 0..held {
+            put(&ks, &format!("k{i}"), 1000);
+        }
+        let mut pick = picker(7);
+        let mut pool = Pool::default();
+        let mut shards_hit = std::collections::BTreeSet::new();
+        let (rounds, newest) = (6000, 50);
+        let mut evicted_new = 0;
+        for n in held..held + rounds {
+            assert!(sample_round(&ks, &mut pool, Policy::AllKeysLfu, 5, 1000, &mut pick).is_none());
+            let done = take_best(
+                &ks,
+                &mut pool,
+                Policy::AllKeysLfu,
+                1000,
+                |shard, db, key| {
+                    let i: usize = std::str::from_utf8(&key.as_slice()[1..])
+                        .ok()
+                        .and_then(|d| d.parse().ok())
+                        .unwrap_or(0);
+                    evicted_new += usize::from(i + newest >= n);
+                    shards_hit.insert(ks.shard_of(key.as_slice()));
+                    shard.db(db).evict(key.as_slice()).is_some()
+                },
+            );
+            assert!(done);
+            // The key written after each eviction, as a SET of a missing key.
+            put(&ks, &format!("k{n}"), 1000);
+        }
+        assert_eq!(shards_hit.len(), 64);
+        // Uniform choice: about rounds * newest / held = 15 of them.
+        assert!(evicted_new < 60, "{evicted_new} of the newest keys evicted");
+    }
+
+    #[test]
+    fn a_candidate_used_since_it_was_sampled_is_not_evicted_on_its_old_score() {
+        let ks = keel_store::Keyspace::new(1, 6);
+        put(&ks, "cold", 0);
+        put(&ks, "hot", 0);
+        let now = 100_000;
+        let mut pool = Pool::default();
+        pool.offer(99, 0, &key("cold"));
+        pool.offer(100, 0, &key("hot"));
+        // Read after it was sampled: idle 0 now.
+        {
+            let mut shard = ks.lock(ks.shard_of(b"hot"));
+            assert!(shard.db(0).get(b"hot", now).is_some());
+        }
+        let mut gone = Vec::new();
+        assert!(take_best(
+            &ks,
+            &mut pool,
+            Policy::AllKeysLru,
+            now,
+            |shard, db, k| {
+                gone.push(k.as_slice().to_vec());
+                shard.db(db).evict(k.as_slice()).is_some()
+            }
+        ));
+        assert_eq!(gone, vec![b"cold".to_vec()]);
+        // The read key stays a candidate, with its new score.
+        let held: Vec<(u64, &[u8])> = pool
+            .items
+            .iter()
+            .map(|c| (c.score, c.key.as_slice()))
+            .collect();
+        assert_eq!(held, vec![(0, &b"hot"[..])]);
     }
 
     static USED: AtomicU64 = AtomicU64::new(0);

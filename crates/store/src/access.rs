@@ -6,7 +6,8 @@
 //! logarithmic access counter in Redis's LFU scheme: a new key starts at
 //! [`LFU_INIT_VAL`], an access raises the counter with probability
 //! `1 / ((counter - LFU_INIT_VAL) * lfu-log-factor + 1)`, and the counter
-//! loses one per `lfu-decay-time` minutes the key was not touched.
+//! loses one per `lfu-decay-time` minutes the key was not touched, minutes
+//! counted on the clock as Redis's minutes clock counts them.
 //!
 //! The counter is kept only while an LFU policy is selected ([`set_lfu`]),
 //! so LRU workloads pay one relaxed load per access. The settings are
@@ -86,13 +87,17 @@ pub fn frequency(word: u32, now_ms: u64) -> u8 {
     decayed(word, now_ms, DECAY_MINUTES.load(Ordering::Relaxed))
 }
 
-/// The stored counter less one per `decay_minutes` idle minutes.
+/// The stored counter less one per `decay_minutes` minutes elapsed since the
+/// last access. As in Redis, minutes are counted on the clock: a key touched
+/// at 10:00:59 has one minute behind it at 10:01:00.
 pub fn decayed(word: u32, now_ms: u64, decay_minutes: u32) -> u8 {
     let counter = (word >> CLOCK_BITS) as u8;
     if decay_minutes == 0 {
         return counter;
     }
-    let minutes = idle_seconds(word, now_ms) / 60;
+    let now_s = now_ms / 1000;
+    let then_s = now_s.saturating_sub(idle_seconds(word, now_ms));
+    let minutes = now_s / 60 - then_s / 60;
     let periods = minutes / u64::from(decay_minutes);
     counter.saturating_sub(periods.min(255) as u8)
 }
@@ -162,7 +167,8 @@ mod tests {
 
     #[test]
     fn decay_takes_one_per_period() {
-        let t0 = 1_000_000_000u64;
+        // The start of a minute.
+        let t0 = 16_667 * 60_000u64;
         let w = with_counter(fresh(t0), 20);
         assert_eq!(decayed(w, t0 + 59_000, 1), 20);
         assert_eq!(decayed(w, t0 + 60_000, 1), 19);
@@ -170,6 +176,14 @@ mod tests {
         assert_eq!(decayed(w, t0 + 10 * 60_000, 5), 18);
         assert_eq!(decayed(w, t0 + 100 * 60_000, 1), 0);
         assert_eq!(decayed(w, t0 + 100 * 60_000, 0), 20);
+        // Minutes are counted on the clock, as Redis's minutes clock does:
+        // touched in a minute's last second, one period two seconds later.
+        let late = t0 + 59_500;
+        let w = with_counter(fresh(late), 20);
+        assert_eq!(decayed(w, late + 400, 1), 20);
+        assert_eq!(decayed(w, late + 2_000, 1), 19);
+        assert_eq!(decayed(w, late + 60_000, 1), 19);
+        assert_eq!(decayed(w, late + 61_000, 1), 18);
     }
 
     #[test]

@@ -13,9 +13,15 @@
 //! shards cost 17% more than with boxed entries); a page never reallocates, so
 //! an index names the same slot for as long as the value lives. Freed slots are
 //! reused first.
+//!
+//! A full page is small (128 slots, 7 KiB of entries): the slots a table holds
+//! beyond its keys are paid in every shard, so with 64 shards 1,024-slot pages
+//! could leave 3.6 MiB of empty slots, memory that under `maxmemory` holds no
+//! keys. A sorted list of where each page starts keeps a random draw
+//! O(log pages).
 
 /// Slots in a full page; an index is `page << PAGE_SHIFT | slot`.
-const PAGE_SHIFT: u32 = 10;
+const PAGE_SHIFT: u32 = 7;
 pub const PAGE_SLOTS: usize = 1 << PAGE_SHIFT;
 const FIRST_PAGE: usize = 4;
 
@@ -30,6 +36,9 @@ fn page_slots(page: usize) -> usize {
 
 pub struct Slab<T> {
     pages: Vec<Vec<Option<T>>>,
+    /// Slots filled in the pages before each page: only the last page grows,
+    /// so these never change once pushed.
+    starts: Vec<u32>,
     free: Vec<u32>,
     len: usize,
 }
@@ -38,6 +47,7 @@ impl<T> Default for Slab<T> {
     fn default() -> Self {
         Slab {
             pages: Vec::new(),
+            starts: Vec::new(),
             free: Vec::new(),
             len: 0,
         }
@@ -76,6 +86,8 @@ impl<T> Slab<T> {
             .last()
             .is_some_and(|p| p.len() < p.capacity().min(PAGE_SLOTS));
         if !room {
+            let before = self.filled() as u32;
+            self.starts.push(before);
             self.pages
                 .push(Vec::with_capacity(page_slots(self.pages.len())));
         }
@@ -84,6 +96,14 @@ impl<T> Slab<T> {
         let s = page.len();
         page.push(Some(value));
         ((p as u32) << PAGE_SHIFT) | s as u32
+    }
+
+    /// Slots ever filled since the slab was last empty, freed or not.
+    fn filled(&self) -> usize {
+        match (self.starts.last(), self.pages.last()) {
+            (Some(&start), Some(page)) => start as usize + page.len(),
+            _ => 0,
+        }
     }
 
     #[inline]
@@ -152,24 +172,27 @@ impl<T> Slab<T> {
 
     /// A uniformly random stored value with its index; `pick(n)` draws below
     /// `n`. Draws a slot among those ever filled and retries on a freed one,
-    /// so it costs O(pages) per draw while most slots are in use, and falls
+    /// so it costs O(log pages) per draw while most slots are in use, and falls
     /// back to counting through the values when most are free.
     pub fn random(&self, pick: &mut dyn FnMut(usize) -> usize) -> Option<(u32, &T)> {
         if self.len == 0 {
             return None;
         }
-        let filled: usize = self.pages.iter().map(Vec::len).sum();
+        let filled = self.filled();
         if self.len * 4 >= filled {
             for _ in 0..32 {
-                let mut r = pick(filled);
-                for (p, page) in self.pages.iter().enumerate() {
-                    if r < page.len() {
-                        if let Some(v) = page[r].as_ref() {
-                            return Some((((p as u32) << PAGE_SHIFT) | r as u32, v));
-                        }
-                        break;
-                    }
-                    r -= page.len();
+                let r = pick(filled);
+                // The first page starts at 0, so some page starts at or before r.
+                let Some(p) = self
+                    .starts
+                    .partition_point(|&s| s as usize <= r)
+                    .checked_sub(1)
+                else {
+                    break;
+                };
+                let s = r - self.starts[p] as usize;
+                if let Some(v) = self.pages.get(p).and_then(|page| page.get(s)?.as_ref()) {
+                    return Some((((p as u32) << PAGE_SHIFT) | s as u32, v));
                 }
             }
         }
@@ -183,6 +206,7 @@ impl<T> Slab<T> {
             .map(|p| p.capacity() * std::mem::size_of::<Option<T>>())
             .sum::<usize>()
             + self.pages.capacity() * std::mem::size_of::<Vec<Option<T>>>()
+            + self.starts.capacity() * 4
             + self.free.capacity() * 4
     }
 }
@@ -199,11 +223,15 @@ mod tests {
         let ids: Vec<u32> = (0..5000u32).map(|i| s.insert(i)).collect();
         assert_eq!(s.len(), 5000);
         let caps: Vec<usize> = s.pages.iter().map(|p| p.capacity()).collect();
-        assert_eq!(
-            &caps[..17],
-            &[4, 4, 8, 8, 16, 16, 32, 32, 64, 64, 128, 128, 256, 256, 512, 512, 1024]
+        assert_eq!(&caps[..11], &[4, 4, 8, 8, 16, 16, 32, 32, 64, 64, 128]);
+        assert!(caps[10..].iter().all(|&c| c == PAGE_SLOTS));
+        // What a slab holds beyond its values is less than one full page.
+        let slot = std::mem::size_of::<Option<u32>>();
+        assert!(
+            s.heap_bytes() - 5000 * slot < PAGE_SLOTS * slot + 4096,
+            "{}",
+            s.heap_bytes()
         );
-        assert!(caps[17..].iter().all(|&c| c == PAGE_SLOTS));
         for (i, id) in ids.iter().enumerate() {
             assert_eq!(s.get(*id), Some(&(i as u32)));
         }
@@ -257,6 +285,24 @@ mod tests {
         assert_eq!(seen.len(), ids.iter().filter(|&&id| id % 3 == 0).count());
         let mut empty: Slab<u8> = Slab::default();
         assert!(empty.random(&mut draw).is_none());
+        // Over many pages of every size, draws fall evenly on every page.
+        let mut big = Slab::default();
+        for i in 0..20_000u32 {
+            big.insert(i);
+        }
+        let mut per_page = vec![0u32; big.pages.len()];
+        for _ in 0..200_000 {
+            let (id, v) = big.random(&mut draw).expect("not empty");
+            assert_eq!(big.get(id), Some(v));
+            per_page[split(id).0] += 1;
+        }
+        for (p, n) in per_page.iter().enumerate() {
+            let want = 200_000.0 * big.pages[p].len() as f64 / 20_000.0;
+            assert!(
+                (f64::from(*n) - want).abs() < 5.0 * want.sqrt() + 5.0,
+                "page {p}: {n} vs {want}"
+            );
+        }
         empty.insert(1);
         assert_eq!(empty.random(&mut draw).map(|(_, v)| *v), Some(1));
     }
