@@ -368,8 +368,13 @@ fn evict_within(engine: &Engine, unbounded: bool) -> Outcome {
             failures = 0;
         } else {
             failures += 1;
-            // Every shard was sampled without finding a key to evict.
-            if failures * SHARDS_PER_ROUND > engine.keyspace.shard_count() {
+            // Rounds start at random shards, so enough of them failing does
+            // not mean every shard was seen: give up only when no shard
+            // holds a key the policy may take (or after very many rounds).
+            let shards = engine.keyspace.shard_count();
+            if failures * SHARDS_PER_ROUND > shards
+                && (failures > 64 * shards || !anything_to_evict(engine, policy))
+            {
                 return Outcome::Failed;
             }
         }
@@ -378,6 +383,22 @@ fn evict_within(engine: &Engine, unbounded: bool) -> Outcome {
         }
     }
     Outcome::Done
+}
+
+/// Whether some database of some shard holds a key `policy` may evict.
+fn anything_to_evict(engine: &Engine, policy: Policy) -> bool {
+    let ks = &engine.keyspace;
+    (0..ks.shard_count()).any(|i| {
+        let mut shard = ks.lock(i);
+        (0..shard.databases()).any(|db| {
+            let t = shard.db(db);
+            if policy.volatile() {
+                t.volatile_len() > 0
+            } else {
+                !t.is_empty()
+            }
+        })
+    })
 }
 
 /// INFO stats `total_eviction_exceeded_time` and
@@ -682,6 +703,36 @@ mod tests {
 
     fn probe() -> u64 {
         USED.load(Ordering::Relaxed)
+    }
+
+    static USED_LONE: AtomicU64 = AtomicU64::new(0);
+
+    fn probe_lone() -> u64 {
+        USED_LONE.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn a_lone_volatile_key_is_found_wherever_rounds_start() {
+        use crate::testing::*;
+        let (mut t, _rec) = TestEngine::recording(1_700_000_000_000);
+        t.engine.used_memory = probe_lone;
+        t.run(&["CONFIG", "SET", "maxmemory-policy", "volatile-lru"]);
+        // No time budget: the outcome must not depend on this machine's speed.
+        t.run(&["CONFIG", "SET", "maxmemory-eviction-tenacity", "100"]);
+        t.run(&["CONFIG", "SET", "maxmemory", "1000"]);
+        for i in 0..200 {
+            t.run(&["SET", &format!("plain{i}"), "x"]);
+        }
+        // One key the policy may take, in one of the 64 shards: each time,
+        // it is evicted rather than the write refused.
+        for i in 0..40 {
+            USED_LONE.store(0, Ordering::Relaxed);
+            t.run(&["SET", &format!("v{i}"), "x", "EX", "100"]);
+            USED_LONE.store(5000, Ordering::Relaxed);
+            assert_eq!(t.run(&["SET", "more", "x"]), error(OOM), "round {i}");
+            assert_eq!(t.run(&["EXISTS", &format!("v{i}")]), int(0), "round {i}");
+        }
+        USED_LONE.store(0, Ordering::Relaxed);
     }
 
     #[test]
