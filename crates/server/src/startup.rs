@@ -279,7 +279,7 @@ mod tests {
     #[test]
     fn every_error_of_a_file_is_reported_in_one_pass() {
         let c = Config::default();
-        let text = "frobnicate yes\nhz 1 2\nport 7002\nmaxmemory-clients 1gb\nappendonly maybe\n";
+        let text = "frobnicate yes\nhz 1 2\nport 7002\nactivedefrag yes\nappendonly maybe\n";
         let e = apply(&c, "k.conf", text).err().unwrap();
         let got: Vec<(usize, &str)> = e
             .iter()
@@ -292,8 +292,8 @@ mod tests {
                 (2, "wrong number of arguments"),
                 (
                     4,
-                    "'maxmemory-clients 1gb' needs client eviction, which is not available \
-                     in this build of Keel"
+                    "'activedefrag yes' needs active defragmentation, which is not \
+                     available in this build of Keel"
                 ),
                 (5, "argument must be 'yes' or 'no'"),
             ]

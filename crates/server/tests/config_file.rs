@@ -282,7 +282,7 @@ fn daemonized_without_a_logfile_logs_nowhere_and_detaches() {
 fn every_refused_line_is_reported_with_its_file_and_line() {
     let dir = temp_dir("errors");
     let inc = dir.join("inc.conf");
-    std::fs::write(&inc, "maxmemory-clients 1gb\n").expect("write include");
+    std::fs::write(&inc, "activedefrag yes\n").expect("write include");
     let conf = dir.join("keel.conf");
     std::fs::write(
         &conf,
@@ -305,7 +305,7 @@ fn every_refused_line_is_reported_with_its_file_and_line() {
             conf.display()
         ),
         format!(
-            "{}, at line 1\n>>> 'maxmemory-clients 1gb'\n'maxmemory-clients 1gb' needs client eviction, which is not available",
+            "{}, at line 1\n>>> 'activedefrag yes'\n'activedefrag yes' needs active defragmentation, which is not available",
             inc.display()
         ),
         "at line 4\n>>> 'tls-replication yes'\n'tls-replication yes' needs TLS".to_string(),

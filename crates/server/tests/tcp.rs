@@ -336,7 +336,7 @@ fn huge_claims_are_rejected_without_allocating() {
 
     assert_protocol_error(
         &srv,
-        b"*1048577\r\n",
+        b"*2147483648\r\n",
         "-ERR Protocol error: invalid multibulk length\r\n",
     );
     assert_protocol_error(
@@ -355,7 +355,7 @@ fn huge_claims_are_rejected_without_allocating() {
     let mut held = Vec::new();
     for _ in 0..4 {
         let mut c = srv.connect();
-        c.send(b"*1048576\r\n$3\r\nSET\r\n");
+        c.send(b"*2147483647\r\n$3\r\nSET\r\n");
         c.expect_silence();
         held.push(c);
         let mut c = srv.connect();
