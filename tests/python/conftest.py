@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -82,6 +83,67 @@ def running_server(*args):
         yield s
     finally:
         s.stop()
+
+
+REDIS_SERVER = shutil.which("redis-server")
+
+
+@contextlib.contextmanager
+def reference_redis():
+    """Debian's redis-server on a free port, in a directory of its own, with
+    DEBUG on: the replies the differential tests compare Keel's with. Yields
+    its port."""
+    port = free_port()
+    d = tempfile.mkdtemp()
+    proc = subprocess.Popen([REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", d, "--enable-debug-command", "yes"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.02)
+        yield port
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """A module's reference redis-server (see `reference_redis`): its port."""
+    with reference_redis() as port:
+        yield port
+
+
+@pytest.fixture(scope="module")
+def keel():
+    """A module's own server under test: its port."""
+    with running_server() as s:
+        yield s.port
+
+
+def unparsed(r, *args):
+    """A command's reply without redis-py's per-command parsing; an error
+    reply as ("error", text)."""
+    conn = r.connection_pool.get_connection(args[0])
+    try:
+        conn.send_command(*args)
+        try:
+            reply = conn.read_response()
+        except redis.ResponseError as e:
+            return ("error", str(e))
+        if isinstance(reply, redis.ResponseError):
+            return ("error", str(reply))
+        return reply
+    finally:
+        r.connection_pool.release(conn)
 
 
 def refuses_aof():

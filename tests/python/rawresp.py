@@ -80,3 +80,33 @@ class Raw:
     def close(self):
         self.f.close()
         self.sock.close()
+
+
+class Push(list):
+    """A RESP3 push (`>`), told apart from a reply."""
+
+
+class Resp3(Raw):
+    """A connection that tells RESP3 pushes from replies."""
+
+    def read(self):
+        line = self.f.readline()
+        if not line:
+            raise ConnectionError("closed by server")
+        kind, rest = line[:1], line[1:-2]
+        if kind == b">":
+            return Push(self.read() for _ in range(int(rest)))
+        if kind in (b"*", b"~"):
+            return [self.read() for _ in range(int(rest))]
+        if kind == b"%":
+            return [(self.read(), self.read()) for _ in range(int(rest))]
+        if kind in (b",", b"#"):
+            return rest.decode()
+        if kind == b"_":
+            return None
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self.f.read(n + 2)[:-2]
+        if kind == b":":
+            return int(rest)
+        return rest.decode() if kind == b"+" else ("ERR", rest.decode())

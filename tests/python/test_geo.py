@@ -4,8 +4,7 @@ coordinates, error texts) were produced by redis-server 7.0.15."""
 
 import random
 
-import pytest
-import redis
+from conftest import unparsed
 
 # (command, reply) in order, each run on the state the ones before it left.
 # Errors are ("error", text).
@@ -176,34 +175,18 @@ RESP3_CASES = [
 ]
 
 
-def raw(r, *args):
-    """A command's reply without redis-py's per-command parsing."""
-    conn = r.connection_pool.get_connection(args[0])
-    try:
-        conn.send_command(*args)
-        try:
-            reply = conn.read_response()
-        except redis.ResponseError as e:
-            return ("error", str(e))
-        if isinstance(reply, redis.ResponseError):
-            return ("error", str(reply))
-        return reply
-    finally:
-        r.connection_pool.release(conn)
-
-
 def test_every_command_and_option_as_redis(r):
     for args, expected in CASES:
-        assert raw(r, *args) == expected, args
+        assert unparsed(r, *args) == expected, args
 
 
 def test_resp3_replies_as_redis(r, r3):
     pending = list(RESP3_CASES)
     for args, _ in CASES:
         if pending and pending[0][0] == args:
-            assert raw(r3, *args) == pending.pop(0)[1], args
+            assert unparsed(r3, *args) == pending.pop(0)[1], args
         else:
-            raw(r, *args)
+            unparsed(r, *args)
     assert not pending
 
 
@@ -213,9 +196,9 @@ def test_geoadd_is_logged_and_notified_as_zadd(r, server):
     p.psubscribe("__keyevent@0__:*")
     assert p.get_message(timeout=1)["type"] == "psubscribe"
     r.geoadd("g", (13.361389, 38.115556, "Palermo"))
-    raw(r, "GEORADIUS", "g", "13", "38", "100", "km", "STORE", "d1")
-    raw(r, "GEOSEARCHSTORE", "d2", "g", "FROMLONLAT", "13", "38", "BYRADIUS", "100", "km")
-    raw(r, "GEOSEARCHSTORE", "d2", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m")
+    unparsed(r, "GEORADIUS", "g", "13", "38", "100", "km", "STORE", "d1")
+    unparsed(r, "GEOSEARCHSTORE", "d2", "g", "FROMLONLAT", "13", "38", "BYRADIUS", "100", "km")
+    unparsed(r, "GEOSEARCHSTORE", "d2", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m")
     events = []
     while True:
         m = p.get_message(timeout=0.5)
@@ -233,14 +216,14 @@ def test_geoadd_is_logged_and_notified_as_zadd(r, server):
 
 def test_command_getkeys(r):
     def keys(*args):
-        return raw(r, "COMMAND", "GETKEYS", *args)
+        return unparsed(r, "COMMAND", "GETKEYS", *args)
     assert keys("GEOADD", "g", "1", "1", "m") == ["g"]
     assert keys("GEORADIUS", "g", "1", "1", "1", "km", "STORE", "d") == ["g", "d"]
     assert keys("GEORADIUS", "g", "1", "1", "1", "km", "STOREDIST", "d") == ["g", "d"]
     assert keys("GEORADIUSBYMEMBER", "g", "m", "1", "km", "STORE", "d") == ["g", "d"]
     assert keys("GEORADIUS_RO", "g", "1", "1", "1", "km") == ["g"]
     assert keys("GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "1", "1", "BYRADIUS", "1", "km") == ["d", "g"]
-    georadius, geosearch = raw(r, "COMMAND", "INFO", "GEORADIUS", "GEOSEARCH")
+    georadius, geosearch = unparsed(r, "COMMAND", "INFO", "GEORADIUS", "GEOSEARCH")
     assert "movablekeys" in georadius[2]
     assert "movablekeys" not in geosearch[2]
 
@@ -258,7 +241,7 @@ def test_search_finds_exactly_the_members_in_range(r):
     for i in range(1500):
         dists[f"p{i}"] = float(r.geodist("pts", "centre", f"p{i}", "km"))
     for radius in (0.5, 2, 5, 12, 30):
-        got = raw(r, "GEOSEARCH", "pts", "FROMMEMBER", "centre", "BYRADIUS", str(radius), "km", "ASC", "WITHDIST")
+        got = unparsed(r, "GEOSEARCH", "pts", "FROMMEMBER", "centre", "BYRADIUS", str(radius), "km", "ASC", "WITHDIST")
         found = {m: float(d) for m, d in got if m != "centre"}
         # Distances print with 4 decimals: leave out members on the edge.
         expected = {m for m, d in dists.items() if d < radius - 0.001}
@@ -314,7 +297,7 @@ def test_equal_distances_come_back_as_in_redis(r):
         ring += [d, "0", f"x{k:02}", "0", d, f"y{k:02}"]
     r.execute_command("GEOADD", "ring", *ring)
     for args, expected in TIE_CASES:
-        assert raw(r, *args) == expected, args
+        assert unparsed(r, *args) == expected, args
     # GEOSEARCHSTORE keeps the same members as GEOSEARCH.
-    assert raw(r, "GEOSEARCHSTORE", "dst", "same", "FROMLONLAT", "2", "48", "BYRADIUS", "1", "km", "COUNT", "3") == 3
+    assert unparsed(r, "GEOSEARCHSTORE", "dst", "same", "FROMLONLAT", "2", "48", "BYRADIUS", "1", "km", "COUNT", "3") == 3
     assert r.zrange("dst", 0, -1) == ["m01", "m02", "m59"]

@@ -8,41 +8,14 @@ sorting by a pattern on sets and sorted sets (ties come back in hash order).
 Everything else is fair game, errors included."""
 
 import random
-import shutil
-import socket
-import subprocess
-import time
 
 import pytest
 import redis
 
-from conftest import free_port
-
-REDIS = shutil.which("redis-server")
-
-pytestmark = pytest.mark.skipif(REDIS is None, reason="needs a redis-server to compare with")
+from conftest import REDIS_SERVER
 
 
-@pytest.fixture(scope="module")
-def reference():
-    """A redis-server of its own, the replies to match."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.02)
-    yield port
-    proc.terminate()
-    proc.wait(timeout=10)
+pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server to compare with")
 
 
 def call(conn, args):

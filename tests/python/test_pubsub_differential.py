@@ -10,18 +10,13 @@ Runs when a redis-server binary is installed; against Redis itself
 
 import os
 import random
-import shutil
-import subprocess
-import tempfile
-import time
 
 import pytest
 
-from conftest import Server, free_port
-from test_tracking_differential import Resp3
+from conftest import REDIS_SERVER
+from rawresp import Resp3
 
-REDIS = shutil.which("redis-server")
-pytestmark = pytest.mark.skipif(REDIS is None, reason="needs a redis-server binary to compare with")
+pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to compare with")
 
 SEEDS = int(os.environ.get("KEEL_PUBSUB_DIFF_SEEDS", "6"))
 STEPS = int(os.environ.get("KEEL_PUBSUB_DIFF_STEPS", "200"))
@@ -98,34 +93,6 @@ def run(port, proto, steps):
     a.close()
     b.close()
     return out
-
-
-@pytest.fixture(scope="module")
-def reference():
-    port = free_port()
-    d = tempfile.mkdtemp()
-    proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", d],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while True:
-        try:
-            Resp3(port).close()
-            break
-        except OSError:
-            assert time.time() < deadline
-            time.sleep(0.05)
-    yield port
-    proc.kill()
-    proc.wait()
-    shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def keel():
-    s = Server()
-    yield s.port
-    s.stop()
 
 
 @pytest.mark.parametrize("proto", [2, 3])

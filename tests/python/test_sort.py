@@ -7,6 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import redis
 
+from conftest import unparsed
+
 # (command, reply) in order, each run on the state the ones before it left.
 # Errors are ("error", text). Sets are only listed where Redis's output does
 # not depend on its hash order.
@@ -150,30 +152,14 @@ CASES = [
 ]
 
 
-def raw(r, *args):
-    """A command's reply without redis-py's per-command parsing."""
-    conn = r.connection_pool.get_connection(args[0])
-    try:
-        conn.send_command(*args)
-        try:
-            reply = conn.read_response()
-        except redis.ResponseError as e:
-            return ("error", str(e))
-        if isinstance(reply, redis.ResponseError):
-            return ("error", str(reply))
-        return reply
-    finally:
-        r.connection_pool.release(conn)
-
-
 def test_every_option_as_redis(r):
     for args, expected in CASES:
-        assert raw(r, *args) == expected, args
+        assert unparsed(r, *args) == expected, args
 
 
 def test_resp3_as_redis(r3):
     for args, expected in CASES:
-        assert raw(r3, *args) == expected, args
+        assert unparsed(r3, *args) == expected, args
 
 
 def test_out_of_range_weights_are_errors(server):
@@ -184,8 +170,8 @@ def test_out_of_range_weights_are_errors(server):
         c = server.client()
         c.flushall()
         c.rpush("l", value, "1")
-        assert raw(c, "SORT", "l") == ("error", "One or more scores can't be converted into double")
-        assert raw(c, "SORT", "l", "ALPHA") == ["1", value]
+        assert unparsed(c, "SORT", "l") == ("error", "One or more scores can't be converted into double")
+        assert unparsed(c, "SORT", "l", "ALPHA") == ["1", value]
         c.close()
 
 
@@ -200,28 +186,28 @@ def test_tiny_weights_follow_strtod(server):
         c.mset({"w_a": value, "w_b": "-1"})
         c.rpush("byw", "a", "b")
         if ok:
-            assert raw(c, "SORT", "l") == [value, "1"], value
-            assert raw(c, "SORT", "byw", "BY", "w_*") == ["b", "a"], value
+            assert unparsed(c, "SORT", "l") == [value, "1"], value
+            assert unparsed(c, "SORT", "byw", "BY", "w_*") == ["b", "a"], value
         else:
             error = ("error", "One or more scores can't be converted into double")
-            assert raw(c, "SORT", "l") == error, value
-            assert raw(c, "SORT", "byw", "BY", "w_*") == error, value
+            assert unparsed(c, "SORT", "l") == error, value
+            assert unparsed(c, "SORT", "byw", "BY", "w_*") == error, value
         c.close()
 
 
 def test_sort_ro_and_getkeys(r):
     def keys(*args):
-        return raw(r, "COMMAND", "GETKEYS", *args)
+        return unparsed(r, "COMMAND", "GETKEYS", *args)
     assert keys("SORT", "a", "STORE", "b") == ["a", "b"]
     assert keys("SORT", "a", "STORE", "b", "STORE", "c") == ["a", "c"]
     assert keys("SORT", "a", "GET", "STORE", "STORE", "c") == ["a", "c"]
     assert keys("SORT", "a", "LIMIT", "STORE", "1", "STORE", "d") == ["a", "d"]
     assert keys("SORT_RO", "a", "BY", "x") == ["a"]
-    assert raw(r, "COMMAND", "GETKEYSANDFLAGS", "SORT", "a", "STORE", "b") == [
+    assert unparsed(r, "COMMAND", "GETKEYSANDFLAGS", "SORT", "a", "STORE", "b") == [
         ["a", ["RO", "access"]], ["b", ["OW", "update"]]]
-    sort, sort_ro = raw(r, "COMMAND", "INFO", "SORT", "SORT_RO")
+    sort, sort_ro = unparsed(r, "COMMAND", "INFO", "SORT", "SORT_RO")
     assert "movablekeys" in sort[2] and "movablekeys" in sort_ro[2]
-    assert raw(r, "SORT_RO", "a", "STORE", "b") == ("error", "syntax error")
+    assert unparsed(r, "SORT_RO", "a", "STORE", "b") == ("error", "syntax error")
 
 
 def test_scripts_and_transactions_reach_pattern_keys(r):
@@ -244,8 +230,8 @@ def test_store_notifies_sortstore(r, server):
     p.psubscribe("__keyevent@0__:*")
     assert p.get_message(timeout=1)["type"] == "psubscribe"
     r.rpush("l", "2", "1")
-    raw(r, "SORT", "l", "STORE", "d")
-    raw(r, "SORT", "nokey", "STORE", "d")
+    unparsed(r, "SORT", "l", "STORE", "d")
+    unparsed(r, "SORT", "nokey", "STORE", "d")
     events = []
     while True:
         m = p.get_message(timeout=0.5)
@@ -265,14 +251,14 @@ def test_acl_key_patterns_limit_by_get_and_store(r, server):
     try:
         c = server.client(username="sorter", password="pw")
         c.rpush("lx", "2", "1")
-        assert raw(c, "SORT", "lx", "BY", "w_*") == (
+        assert unparsed(c, "SORT", "lx", "BY", "w_*") == (
             "error", "BY option of SORT denied due to insufficient ACL permissions.")
-        assert raw(c, "SORT", "lx", "GET", "w_*") == (
+        assert unparsed(c, "SORT", "lx", "GET", "w_*") == (
             "error", "GET option of SORT denied due to insufficient ACL permissions.")
-        assert raw(c, "SORT", "lx", "BY", "nosort") == ["2", "1"]
-        assert raw(c, "SORT", "lx", "STORE", "other") == (
+        assert unparsed(c, "SORT", "lx", "BY", "nosort") == ["2", "1"]
+        assert unparsed(c, "SORT", "lx", "STORE", "other") == (
             "error", "this user has no permissions to access one of the keys used as arguments")
-        assert raw(c, "SORT", "lx", "STORE", "lxd") == 2
+        assert unparsed(c, "SORT", "lx", "STORE", "lxd") == 2
         c.close()
     finally:
         r.execute_command("ACL", "DELUSER", "sorter")
@@ -304,7 +290,7 @@ def test_ties_come_back_as_in_redis(r):
     r.hset("h_7", "f", "x")
     r.sadd("is", 5, 3, 10, 1, -2)
     for args, expected in TIE_CASES:
-        assert raw(r, *args) == expected, args
+        assert unparsed(r, *args) == expected, args
 
 
 def test_sort_converts_a_compact_sorted_set(r):
@@ -312,13 +298,13 @@ def test_sort_converts_a_compact_sorted_set(r):
     (SORT_RO too); a SORT refused for its syntax leaves it alone."""
     r.zadd("zz", {"a": 1, "b": 2})
     assert r.object("encoding", "zz") == "listpack"
-    assert raw(r, "SORT", "zz", "bad") == ("error", "syntax error")
+    assert unparsed(r, "SORT", "zz", "bad") == ("error", "syntax error")
     assert r.object("encoding", "zz") == "listpack"
-    assert raw(r, "SORT_RO", "zz", "BY", "nosort") == ["a", "b"]
+    assert unparsed(r, "SORT_RO", "zz", "BY", "nosort") == ["a", "b"]
     assert r.object("encoding", "zz") == "skiplist"
     r.zadd("zz", {"c": 3})
     assert r.object("encoding", "zz") == "skiplist"
-    assert raw(r, "SORT", "zz", "ALPHA", "DESC") == ["c", "b", "a"]
+    assert unparsed(r, "SORT", "zz", "ALPHA", "DESC") == ["c", "b", "a"]
 
 
 def test_store_serves_a_blocked_client(r, server):
@@ -335,7 +321,7 @@ def test_store_serves_a_blocked_client(r, server):
             while r.info("clients")["blocked_clients"] != 1:
                 assert time.time() < deadline, "client never blocked"
                 time.sleep(0.01)
-            assert raw(r, "SORT", "src", *extra, "STORE", "dst") == 3
+            assert unparsed(r, "SORT", "src", *extra, "STORE", "dst") == 3
             assert list(pending.result(timeout=5)) == ["dst", first]
         blocked.close()
         assert r.lrange("dst", 0, -1) == (["2", "3"] if first == "1" else ["2", "1"])

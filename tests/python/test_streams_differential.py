@@ -10,17 +10,14 @@ import os
 import random
 import shutil
 import socket
-import subprocess
 import tempfile
-import time
 
 import pytest
 
-from conftest import Server, free_port
+from conftest import REDIS_SERVER, Server, reference_redis
 
-REDIS = shutil.which("redis-server")
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="needs a redis-server binary to compare with")
+pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to compare with")
 
 # Every explicit id's milliseconds lie above this, far beyond the clock, so
 # `*` on a stream holding one picks last+1 on both servers alike.
@@ -478,32 +475,18 @@ def pair():
     # DEBUG RELOAD writes dump.rdb: each server in a directory of its own,
     # never the one later servers start (and load) from.
     workdir = tempfile.mkdtemp()
-    keel_dir, redis_dir = os.path.join(workdir, "keel"), os.path.join(workdir, "redis")
+    keel_dir = os.path.join(workdir, "keel")
     os.mkdir(keel_dir)
-    os.mkdir(redis_dir)
     # Quiet: nothing reads its output, and DEBUG RELOAD logs at notice level.
     keel = Server("--loglevel", "warning", "--dir", keel_dir)
-    port = free_port()
-    proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                             "no", "--daemonize", "no", "--enable-debug-command", "yes", "--dir", redis_dir],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.time() < deadline, "redis-server did not start"
-                time.sleep(0.02)
-        a, b = Conn(keel.port), Conn(port)
-        yield a, b
-        a.close()
-        b.close()
+        with reference_redis() as port:
+            a, b = Conn(keel.port), Conn(port)
+            yield a, b
+            a.close()
+            b.close()
     finally:
         keel.stop()
-        proc.terminate()
-        proc.wait(10)
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -9,18 +9,13 @@ Runs when a redis-server binary is installed; against Redis itself
 
 import os
 import random
-import shutil
-import subprocess
-import tempfile
-import time
 
 import pytest
 
-from conftest import Server, free_port
-from rawresp import Raw
+from conftest import REDIS_SERVER
+from rawresp import Push, Raw, Resp3
 
-REDIS = shutil.which("redis-server")
-pytestmark = pytest.mark.skipif(REDIS is None, reason="needs a redis-server binary to compare with")
+pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="needs a redis-server binary to compare with")
 
 SEEDS = int(os.environ.get("KEEL_TRACKING_DIFF_SEEDS", "4"))
 STEPS = int(os.environ.get("KEEL_TRACKING_DIFF_STEPS", "150"))
@@ -32,36 +27,6 @@ MODES = {
     "noloop": ["NOLOOP"],
 }
 KEYS = ["a1", "a2", "b1", "h1", "h2"]
-
-
-class Push(list):
-    pass
-
-
-class Resp3(Raw):
-    """A connection that tells RESP3 pushes from replies."""
-
-    def read(self):
-        line = self.f.readline()
-        if not line:
-            raise ConnectionError("closed by server")
-        kind, rest = line[:1], line[1:-2]
-        if kind == b">":
-            return Push(self.read() for _ in range(int(rest)))
-        if kind in (b"*", b"~"):
-            return [self.read() for _ in range(int(rest))]
-        if kind == b"%":
-            return [(self.read(), self.read()) for _ in range(int(rest))]
-        if kind in (b",", b"#"):
-            return rest.decode()
-        if kind == b"_":
-            return None
-        if kind == b"$":
-            n = int(rest)
-            return None if n < 0 else self.f.read(n + 2)[:-2]
-        if kind == b":":
-            return int(rest)
-        return rest.decode() if kind == b"+" else ("ERR", rest.decode())
 
 
 def step(rng, mode):
@@ -105,34 +70,6 @@ def run(port, mode, steps):
     t.close()
     w.close()
     return out
-
-
-@pytest.fixture(scope="module")
-def reference():
-    port = free_port()
-    d = tempfile.mkdtemp()
-    proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", d],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while True:
-        try:
-            Raw(port).close()
-            break
-        except OSError:
-            assert time.time() < deadline
-            time.sleep(0.05)
-    yield port
-    proc.kill()
-    proc.wait()
-    shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def keel():
-    s = Server()
-    yield s.port
-    s.stop()
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
