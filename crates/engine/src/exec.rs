@@ -447,7 +447,18 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
 /// the last call: count them, invalidate their WATCHes, log each as `DEL` at
 /// effect position `at` (they expired while this command ran: after anything
 /// logged before it, before its own effects) and publish `expired`.
+#[inline]
 pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
+    let mut any = false;
+    ctx.guards
+        .for_each(|shard| any |= shard.take_lazy_expired_hint());
+    if any {
+        drain_expired_found(ctx, at);
+    }
+}
+
+#[cold]
+fn drain_expired_found(ctx: &mut Ctx<'_>, at: usize) {
     let engine = ctx.engine;
     let mut expired = 0u64;
     let sink = engine.logging();
@@ -482,6 +493,8 @@ pub(crate) fn drain_expired(ctx: &mut Ctx<'_>, at: usize) {
                 }
             }
         }
+        // What this walk reached is drained: nothing to look at next time.
+        shard.take_lazy_expired_hint();
     });
     if expired > 0 {
         engine

@@ -892,11 +892,46 @@ fn expire_at(at: u64) -> Option<u64> {
 /// One lock's worth of the keyspace: a table per database.
 pub struct Shard {
     dbs: Box<[Table]>,
+    /// Bit `min(db, 63)` is set when database `db` was reached mutably since
+    /// the last `take_touched`: only such a table can hold lazily expired
+    /// keys, so the executor looks at these and not at every database.
+    touched: u64,
 }
 
 impl Shard {
+    pub fn new(databases: usize) -> Shard {
+        Shard {
+            dbs: (0..databases.max(1)).map(|_| Table::default()).collect(),
+            touched: 0,
+        }
+    }
+
+    #[inline]
     pub fn db(&mut self, db: usize) -> &mut Table {
+        self.touched |= 1 << db.min(63);
         &mut self.dbs[db]
+    }
+
+    /// Whether a database reached mutably since the last call holds keys
+    /// found expired on access (only those can), forgetting which were
+    /// reached. Costs a bit test per database a command reached.
+    #[inline]
+    pub fn take_lazy_expired_hint(&mut self) -> bool {
+        let mut touched = std::mem::take(&mut self.touched);
+        while touched != 0 {
+            let bit = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
+            // Bit 63 stands for every database from 63 up.
+            let tables = if bit == 63 {
+                self.dbs.get(63..).unwrap_or_default()
+            } else {
+                self.dbs.get(bit..=bit).unwrap_or_default()
+            };
+            if tables.iter().any(Table::has_lazy_expired) {
+                return true;
+            }
+        }
+        false
     }
 
     pub fn db_ref(&self, db: usize) -> &Table {
@@ -910,12 +945,14 @@ impl Shard {
     /// Exchange two databases' contents in this shard (SWAPDB). A table's
     /// unfinished snapshot goes with it and keeps its database number.
     pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        self.touched = u64::MAX;
         self.dbs.swap(a, b);
     }
 
     /// The table carrying the unfinished snapshot of database `db`, wherever
     /// SWAPDB has moved it since the flip.
     pub fn snapshot_table(&mut self, db: usize) -> Option<&mut Table> {
+        self.touched = u64::MAX;
         self.dbs.iter_mut().find(|t| t.snapshot_db() == Some(db))
     }
 }
@@ -931,11 +968,7 @@ impl Keyspace {
     pub fn new(databases: usize, shard_bits: u32) -> Keyspace {
         let shard_bits = shard_bits.clamp(0, 12);
         let shards = (0..1usize << shard_bits)
-            .map(|_| {
-                Mutex::new(Shard {
-                    dbs: (0..databases.max(1)).map(|_| Table::default()).collect(),
-                })
-            })
+            .map(|_| Mutex::new(Shard::new(databases)))
             .collect();
         Keyspace {
             shards,
@@ -1405,6 +1438,7 @@ mod snapshot_tests {
     #[test]
     fn swapdb_moves_the_snapshot_with_its_table() {
         let mut shard = Shard {
+            touched: 0,
             dbs: (0..3).map(|_| Table::default()).collect(),
         };
         shard.db(0).insert(b"k", s("zero"), 0, 0);
@@ -1500,7 +1534,7 @@ mod snapshot_tests {
             setup in proptest::collection::vec((0usize..2, 0..KEYS, any::<u8>(), 0u64..30, any::<bool>()), 0..60),
             ops in proptest::collection::vec(op(), 0..150),
         ) {
-            let mut shard = Shard { dbs: (0..2).map(|_| Table::default()).collect() };
+            let mut shard = Shard::new(2);
             let mut model: [BTreeMap<Vec<u8>, (Value, u64)>; 2] = Default::default();
             let mut now = 5u64;
             // Build tables with holes in their slabs (deleted keys), some
