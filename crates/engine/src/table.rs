@@ -5,6 +5,11 @@ use hashbrown::HashMap;
 
 pub struct CommandTable {
     by_name: HashMap<Vec<u8>, usize>,
+    /// Names of up to 16 bytes packed into a `u128` with every byte's 0x20 bit
+    /// set, in an open-addressed table: the lookup of nearly every command
+    /// is one multiply, one probe or two, and a check of the name.
+    packed: Box<[(u128, u32)]>,
+    packed_bits: u32,
     /// Every spec, top-level commands and subcommands; the index is the command id.
     pub specs: Vec<&'static CommandSpec>,
     /// For each id, the id of its parent container (or itself).
@@ -26,6 +31,17 @@ impl CommandTable {
             }
         }
         let top_level = specs.len();
+        let packed_bits = (top_level.max(1) * 4).next_power_of_two().trailing_zeros();
+        let mut packed = vec![(0u128, 0u32); 1 << packed_bits].into_boxed_slice();
+        for (id, spec) in specs.iter().enumerate() {
+            if let Some(key) = pack(spec.name.as_bytes()) {
+                let mut i = slot(key, packed_bits);
+                while packed[i].0 != 0 {
+                    i = (i + 1) & (packed.len() - 1);
+                }
+                packed[i] = (key, id as u32);
+            }
+        }
         for pid in 0..top_level {
             for sub in specs[pid].subcommands {
                 parent.push(pid);
@@ -34,6 +50,8 @@ impl CommandTable {
         }
         CommandTable {
             by_name,
+            packed,
+            packed_bits,
             specs,
             parent,
             top_level,
@@ -44,6 +62,26 @@ impl CommandTable {
     /// names of ordinary length.
     #[inline]
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
+        if let Some(key) = pack(name) {
+            let mut i = slot(key, self.packed_bits);
+            loop {
+                let (k, id) = self.packed[i];
+                if k == 0 {
+                    return None;
+                }
+                // Setting 0x20 folds ASCII case, but also folds a few control
+                // bytes onto digits and punctuation: the name decides.
+                if k == key
+                    && self.specs[id as usize]
+                        .name
+                        .as_bytes()
+                        .eq_ignore_ascii_case(name)
+                {
+                    return Some(id as usize);
+                }
+                i = (i + 1) & (self.packed.len() - 1);
+            }
+        }
         let mut buf = [0u8; 32];
         if name.len() <= buf.len() {
             let lower = &mut buf[..name.len()];
@@ -83,5 +121,55 @@ impl CommandTable {
 
     pub fn is_empty(&self) -> bool {
         self.specs.is_empty()
+    }
+}
+
+/// A name of 1 to 16 bytes as one number, its bytes' 0x20 bits set; `None`
+/// for other lengths.
+#[inline]
+fn pack(name: &[u8]) -> Option<u128> {
+    if name.is_empty() || name.len() > 16 {
+        return None;
+    }
+    let mut b = [0u8; 16];
+    b[..name.len()].copy_from_slice(name);
+    let case = u128::from_le_bytes([0x20; 16]) >> ((16 - name.len()) * 8);
+    Some(u128::from_le_bytes(b) | case)
+}
+
+#[inline]
+fn slot(key: u128, bits: u32) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_found_in_any_case_and_near_misses_are_not() {
+        let t = crate::commands::table();
+        for id in 0..t.top_level {
+            let name = t.specs[id].name;
+            assert_eq!(t.lookup(name.as_bytes()), Some(id), "{name}");
+            assert_eq!(t.lookup(name.to_ascii_lowercase().as_bytes()), Some(id));
+            // A byte the 0x20 fold maps onto a name byte without being it.
+            let mut odd = name.as_bytes().to_vec();
+            if let Some(b) = odd.iter_mut().find(|b| !b.is_ascii_alphabetic()) {
+                *b = if *b & 0x20 != 0 {
+                    *b & !0x20
+                } else {
+                    *b | 0x20
+                };
+                assert_eq!(t.lookup(&odd), None, "{odd:?}");
+            }
+        }
+        assert_eq!(t.lookup(b""), None);
+        assert_eq!(t.lookup(b"GETT"), None);
+        assert_eq!(
+            t.lookup(b"georadiusbymember_ro").map(|i| t.specs[i].name),
+            Some("GEORADIUSBYMEMBER_RO")
+        );
     }
 }
