@@ -112,6 +112,26 @@ pub fn parse_request_resuming(
     }
 }
 
+/// The common case of a length line, read in one pass: up to 18 digits at
+/// `at` (no leading zero but in "0" itself) followed by CRLF. Returns the
+/// value and where its CR is; anything else (a sign, more digits, a line not
+/// all here yet) is `None`, and the general path decides, with the same
+/// result: the first CRLF after `at` is then the one found here.
+#[inline]
+fn short_length(buf: &[u8], at: usize) -> Option<(i64, usize)> {
+    let digits = buf.get(at..)?;
+    let mut v: i64 = 0;
+    let mut n = 0;
+    while n < digits.len() && n < 18 && digits[n].is_ascii_digit() {
+        v = v * 10 + i64::from(digits[n] - b'0');
+        n += 1;
+    }
+    if n == 0 || (n > 1 && digits[0] == b'0') || digits.get(n..n + 2) != Some(b"\r\n") {
+        return None;
+    }
+    Some((v, at + n))
+}
+
 fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
     let hay = buf.get(from..)?;
     let mut i = 0;
@@ -165,13 +185,19 @@ fn parse_multibulk(
     limits: &RequestLimits,
     progress: &mut Option<Progress>,
 ) -> Result<Option<Request>, ProtocolError> {
-    let Some(eol) = find_crlf(buf, 1) else {
-        if buf.len() > MAX_INLINE_BYTES {
-            return Err(ProtocolError::TooBigMultibulkString);
+    let (count, eol) = match short_length(buf, 1) {
+        Some(found) => found,
+        None => {
+            let Some(eol) = find_crlf(buf, 1) else {
+                if buf.len() > MAX_INLINE_BYTES {
+                    return Err(ProtocolError::TooBigMultibulkString);
+                }
+                return Ok(None);
+            };
+            let count = parse_i64(&buf[1..eol]).ok_or(ProtocolError::InvalidMultibulkLength)?;
+            (count, eol)
         }
-        return Ok(None);
     };
-    let count = parse_i64(&buf[1..eol]).ok_or(ProtocolError::InvalidMultibulkLength)?;
     if count > MAX_MULTIBULK_LEN {
         return Err(ProtocolError::InvalidMultibulkLength);
     }
@@ -212,14 +238,20 @@ fn parse_multibulk_args(
         if first != b'$' {
             return Err(ProtocolError::ExpectedDollar(char::from(first)));
         }
-        let Some(eol) = find_crlf(buf, pos + 1) else {
-            if buf.len() - pos > MAX_INLINE_BYTES {
-                return Err(ProtocolError::TooBigBulkString);
+        let (len, eol) = match short_length(buf, pos + 1) {
+            Some(found) => found,
+            None => {
+                let Some(eol) = find_crlf(buf, pos + 1) else {
+                    if buf.len() - pos > MAX_INLINE_BYTES {
+                        return Err(ProtocolError::TooBigBulkString);
+                    }
+                    *progress = Some(Progress { count, args, pos });
+                    return Ok(None);
+                };
+                let len = parse_i64(&buf[pos + 1..eol]).ok_or(ProtocolError::InvalidBulkLength)?;
+                (len, eol)
             }
-            *progress = Some(Progress { count, args, pos });
-            return Ok(None);
         };
-        let len = parse_i64(&buf[pos + 1..eol]).ok_or(ProtocolError::InvalidBulkLength)?;
         if len < 0 || len > limits.max_bulk_len {
             return Err(ProtocolError::InvalidBulkLength);
         }
