@@ -332,3 +332,24 @@ def test_estimate_past_the_integer_range(rb):
     assert rb.pfcount("full") == -(2 ** 63)
     assert rb.getrange("full", 8, 15) == b"\x00" * 7 + b"\x80"
     assert rb.pfcount("full") == -(2 ** 63)
+
+
+def test_pfadd_on_damaged_sparse_values_answers_as_redis(r, reference):
+    # PFADD walks a sparse body only as far as each element's register, as
+    # Redis does: a body covering too few or too many registers is edited
+    # where the walk finds the register, and refused where it runs off the end.
+    ref = redis.Redis(port=reference)
+    header = b"HYLL\x01\x00\x00\x00" + b"\x00" * 8
+    bodies = [b"", b"\x7f\xfe", b"\x7f\xff\x00", b"\x00" * 10, b"\x7f\xfe\x7f\xfe", b"\x80" * 20]
+    for body in bodies:
+        for elements in (["a"], list("abcdef"), [str(i) for i in range(50)]):
+            seen = []
+            for server in (r, ref):
+                server.set("damaged", header + body)
+                try:
+                    reply = server.pfadd("damaged", *elements)
+                except redis.ResponseError as e:
+                    reply = str(e)
+                seen.append((reply, server.get("damaged")))
+            assert seen[0] == seen[1], (body, elements)
+    r.delete("damaged")

@@ -94,13 +94,10 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let changed = match table.get_mut(key, now) {
         Some(e) => {
             let s = e.value.as_str_mut().ok_or(CmdError::WrongType)?;
-            // Redis reads a sparse body only to add to it: with no elements
-            // the header alone is checked.
-            if elements.is_empty() {
-                hll::header(s.as_slice())?;
-            } else {
-                hll::check(s.as_slice())?;
-            }
+            // Like Redis, only the header is checked first: adding walks a
+            // sparse body up to each element's register and refuses it as
+            // corrupt where that walk runs off its end.
+            hll::header(s.as_slice())?;
             add_all(s.make_mut(), elements, max, false)?
         }
         None => {
