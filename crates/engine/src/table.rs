@@ -145,8 +145,6 @@ fn slot(key: u128, bits: u32) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn every_name_is_found_in_any_case_and_near_misses_are_not() {
         let t = crate::commands::table();
