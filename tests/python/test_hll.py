@@ -334,7 +334,7 @@ def test_estimate_past_the_integer_range(rb):
     assert rb.pfcount("full") == -(2 ** 63)
 
 
-def test_pfadd_on_damaged_sparse_values_answers_as_redis(r, reference):
+def test_pfadd_on_damaged_sparse_values_answers_as_redis(rb, reference):
     # PFADD walks a sparse body only as far as each element's register, as
     # Redis does: a body covering too few or too many registers is edited
     # where the walk finds the register, and refused where it runs off the end.
@@ -344,7 +344,7 @@ def test_pfadd_on_damaged_sparse_values_answers_as_redis(r, reference):
     for body in bodies:
         for elements in (["a"], list("abcdef"), [str(i) for i in range(50)]):
             seen = []
-            for server in (r, ref):
+            for server in (rb, ref):
                 server.set("damaged", header + body)
                 try:
                     reply = server.pfadd("damaged", *elements)
@@ -352,4 +352,4 @@ def test_pfadd_on_damaged_sparse_values_answers_as_redis(r, reference):
                     reply = str(e)
                 seen.append((reply, server.get("damaged")))
             assert seen[0] == seen[1], (body, elements)
-    r.delete("damaged")
+    rb.delete("damaged")
