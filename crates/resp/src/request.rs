@@ -397,6 +397,30 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // The one-pass length reader agrees with the general path (first
+        // CRLF, then Redis's string2ll rules) wherever it answers.
+        #[test]
+        fn short_length_agrees_with_the_general_path(
+            head in proptest::collection::vec(
+                prop_oneof![4 => Just(b'0'), 4 => Just(b'7'), 4 => Just(b'9'), 1 => Just(b'-'),
+                            1 => Just(b'+'), 1 => Just(b'\r'), 1 => Just(b'\n'), 1 => any::<u8>()],
+                0..24),
+            crlf in any::<bool>(),
+        ) {
+            let mut buf = b"$".to_vec();
+            buf.extend_from_slice(&head);
+            if crlf {
+                buf.extend_from_slice(b"\r\n");
+            }
+            if let Some((v, eol)) = short_length(&buf, 1) {
+                prop_assert_eq!(find_crlf(&buf, 1), Some(eol));
+                prop_assert_eq!(parse_i64(&buf[1..eol]), Some(v));
+            }
+        }
+    }
 
     fn args_of(buf: &[u8]) -> Vec<Vec<u8>> {
         match parse_request(buf, &RequestLimits::default())
