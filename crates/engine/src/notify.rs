@@ -208,6 +208,11 @@ pub fn evicted(engine: &Engine, db: usize, key: &[u8]) {
 
 #[cold]
 fn publish(engine: &Engine, flags: u32, event: &str, db: usize, key: &[u8]) {
+    // With no subscriber at all the channel names are not even built: the
+    // same test `publish` makes, before the two allocations.
+    if !engine.pubsub.may_deliver(Kind::Channel) {
+        return;
+    }
     if flags & Class::KEYSPACE.0 != 0 {
         let mut channel = format!("__keyspace@{db}__:").into_bytes();
         channel.extend_from_slice(key);

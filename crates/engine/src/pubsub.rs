@@ -252,7 +252,7 @@ impl PubSub {
     /// lock, when no channel (nor pattern) or shard channel has subscribers.
     /// A subscription confirmed to its client was counted before the reply
     /// left, so a PUBLISH sent after it sees it.
-    fn may_deliver(&self, kind: Kind) -> bool {
+    pub(crate) fn may_deliver(&self, kind: Kind) -> bool {
         let n = |k: Kind| self.names[k.index()].load(Ordering::Acquire);
         match kind {
             Kind::Channel => n(Kind::Channel) + n(Kind::Pattern) > 0,
