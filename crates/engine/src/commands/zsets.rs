@@ -321,7 +321,12 @@ pub(crate) fn zadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdE
             }
         }
     }
-    drop_if_empty(ctx, key)?;
+    // Only a set just created for this command can be left empty (every
+    // pair skipped, or an INCR to NaN): the set in hand says so, without
+    // a third lookup of the key.
+    if zset::len(v) == 0 {
+        ctx.table(key)?.remove(key, now);
+    }
     ctx.dirty((added + changed) as u64);
     if added + changed > 0 {
         ctx.notify(Class::ZSET, if flags.incr { "zincr" } else { "zadd" }, key);
