@@ -86,7 +86,7 @@ cost-guard: build deps
 	$(PY) scripts/cost_guard.py --check $(COST_BASELINE) $(if $(VARIANTS),--variants)
 
 cost-baseline: build deps
-	$(PY) scripts/cost_guard.py --no-reference --write $(COST_BASELINE)
+	$(PY) scripts/cost_guard.py --no-reference --repeat 3 --write $(COST_BASELINE)
 
 # kill -9 under write load, restart, check that no acknowledged write was lost:
 # 20 rounds with appendfsync always, then 20 with everysec (SERVER=redis-server

@@ -17,7 +17,7 @@ Pipelined, ten clients each send 16 requests and read the 16 replies
 waits for its reply: with several clients, how many of them one wake-up of
 the server finds ready depends on timing, and moved the count by up to 7%
 between runs; with one, every request costs one full wake-up, read and write,
-on Keel as on Redis. Before the two runs, a warm-up run as long as the short
+on Keel as on Redis. Keel's hash seed is fixed (KEEL_HASH_SEED). Before the two runs, a warm-up run as long as the short
 one, unmeasured, takes the one-off costs of a growing key (a listpack turned
 into a hash table, a sparse HyperLogLog turned dense).
 
@@ -452,6 +452,8 @@ def main():
     ap.add_argument("--no-reference", action="store_true", help="count Keel only")
     ap.add_argument("--check", metavar="FILE", help="fail on a count > 2%% over FILE's")
     ap.add_argument("--write", metavar="FILE", help="write Keel's counts to FILE")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="with --write: measure Keel this many times and write each count's highest")
     ap.add_argument("--variants", action="store_true", help="Keel with each feature on")
     ap.add_argument("--only", help="comma-separated workload names")
     args = ap.parse_args()
@@ -468,6 +470,10 @@ def main():
         if valkey:
             servers.append(("valkey", redis_argv(valkey), "bf"))
 
+    # Keel seeds its hash tables per process; a fixed seed places keys in
+    # the same shards and buckets every run (ZADD's count moved by 2.5%
+    # between runs without it). Redis and Valkey ignore it.
+    os.environ["KEEL_HASH_SEED"] = "1"
     workdir = tempfile.mkdtemp(prefix="keel-cost-")
     table = {}
     started = time.time()
@@ -518,7 +524,20 @@ def main():
     print(f"\n({time.time() - started:.0f} s)")
 
     if args.write:
-        write_baseline(args.write, table["keel"])
+        # The line is drawn at the highest of the repeats: unpipelined counts
+        # move by about 1% (up to 2.5% for ZADD) from run to run, and the
+        # check's re-measures keep the lowest, so a real rise still shows.
+        keel = dict(table["keel"])
+        for _ in range(args.repeat - 1):
+            srv = Server("keel-repeat", keel_argv(args.keel), tempfile.mkdtemp(prefix="keel-cost-"))
+            try:
+                again = measure(srv, workloads)
+            finally:
+                srv.stop()
+                shutil.rmtree(srv.workdir, ignore_errors=True)
+            for k, v in again.items():
+                keel[k] = max(keel[k], v)
+        write_baseline(args.write, keel)
         print(f"baseline written to {args.write}")
     if args.check:
         base = read_baseline(args.check)

@@ -27,12 +27,9 @@ static HASHER: OnceLock<foldhash::fast::FixedState> = OnceLock::new();
 fn member_hash(member: &[u8]) -> u64 {
     HASHER
         .get_or_init(|| {
-            let seed = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0x2545_f491_4f6c_dd1d)
-                ^ 0x9e37_79b9_7f4a_7c15;
-            foldhash::fast::FixedState::with_seed(seed)
+            foldhash::fast::FixedState::with_seed(crate::keyspace::process_seed(
+                0x2545_f491_4f6c_dd1d,
+            ))
         })
         .hash_one(member)
 }
