@@ -432,8 +432,6 @@ mod tests {
         }
     }
 
-    use proptest::prelude::*;
-
     /// Arguments and whether to send them inline. Inline arguments are plain
     /// words, so they need no quoting; multibulk ones are any bytes.
     fn arb_request() -> impl Strategy<Value = (Vec<Vec<u8>>, bool)> {
