@@ -557,7 +557,8 @@ mod tests {
 
     #[test]
     fn page_is_self_contained_and_well_formed() {
-        let page = render(&run());
+        let r = run();
+        let page = render(&r);
         assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count());
         assert!(page.matches("<svg").count() >= 4 + 4);
         assert!(!page.contains("http://") && !page.contains("https://"));
@@ -574,7 +575,7 @@ mod tests {
             assert!(page.contains(&format!("<th>{c}</th>")), "{c}");
         }
         assert!(page.contains("<dt>srv us/req</dt>") && page.contains("<dt>cpu us/req</dt>"));
-        let meta = &run().meta;
+        let meta = &r.meta;
         assert!(page.contains(&meta.date));
         assert!(page.contains(&format!("{} cores", meta.host.cores)));
         assert!(page.contains("redis 7.0.15, 5 threads"));
