@@ -7,13 +7,15 @@ use crate::session::Session;
 use bytes::Bytes;
 use keel_resp::Protocol;
 use keel_store::{Shard, Table};
-use parking_lot::MutexGuard;
+use keel_store::{ShardGuard, ShardReadGuard};
 
 pub(crate) enum Guards<'a> {
     None,
-    One(usize, MutexGuard<'a, Shard>),
+    One(usize, ShardGuard<'a>),
+    /// One shard held shared, by a read-only command (see [`Ctx::must_write`]).
+    Read(usize, ShardReadGuard<'a>),
     /// Sorted by shard index; every shard when the command takes the whole keyspace.
-    Many(Vec<(usize, MutexGuard<'a, Shard>)>),
+    Many(Vec<(usize, ShardGuard<'a>)>),
 }
 
 impl<'a> Guards<'a> {
@@ -21,6 +23,7 @@ impl<'a> Guards<'a> {
         match self {
             Guards::None => None,
             Guards::One(i, g) => (*i == shard).then_some(&mut **g),
+            Guards::Read(..) => None,
             Guards::Many(v) => {
                 let pos = v.binary_search_by_key(&shard, |(i, _)| *i).ok()?;
                 Some(&mut *v[pos].1)
@@ -28,18 +31,39 @@ impl<'a> Guards<'a> {
         }
     }
 
+    /// The shard if it is held, shared or exclusively, for reading.
+    pub(crate) fn find_ref(&self, shard: usize) -> Option<&Shard> {
+        match self {
+            Guards::None => None,
+            Guards::One(i, g) => (*i == shard).then_some(&**g),
+            Guards::Read(i, g) => (*i == shard).then_some(&**g),
+            Guards::Many(v) => {
+                let pos = v.binary_search_by_key(&shard, |(i, _)| *i).ok()?;
+                Some(&*v[pos].1)
+            }
+        }
+    }
+
+    /// Whether the command holds its shard shared.
+    #[inline]
+    pub(crate) fn shared(&self) -> bool {
+        matches!(self, Guards::Read(..))
+    }
+
+    /// Run `f` on every shard held exclusively; a shared one is skipped: a
+    /// command holding it changes nothing.
     pub(crate) fn for_each(&mut self, mut f: impl FnMut(&mut Shard)) {
         match self {
-            Guards::None => {}
+            Guards::None | Guards::Read(..) => {}
             Guards::One(_, g) => f(g),
             Guards::Many(v) => v.iter_mut().for_each(|(_, g)| f(g)),
         }
     }
 
     /// Add the guard of a shard not held yet, keeping the order by index.
-    pub(crate) fn insert(&mut self, shard: usize, guard: MutexGuard<'a, Shard>) {
+    pub(crate) fn insert(&mut self, shard: usize, guard: ShardGuard<'a>) {
         let mut list = match std::mem::replace(self, Guards::None) {
-            Guards::None => Vec::with_capacity(2),
+            Guards::None | Guards::Read(..) => Vec::with_capacity(2),
             Guards::One(i, g) => vec![(i, g)],
             Guards::Many(v) => v,
         };
@@ -52,7 +76,7 @@ impl<'a> Guards<'a> {
     pub(crate) fn indices(&self) -> Vec<usize> {
         match self {
             Guards::None => Vec::new(),
-            Guards::One(i, _) => vec![*i],
+            Guards::One(i, _) | Guards::Read(i, _) => vec![*i],
             Guards::Many(v) => v.iter().map(|(i, _)| *i).collect(),
         }
     }
@@ -60,7 +84,7 @@ impl<'a> Guards<'a> {
     pub(crate) fn holds(&self, shard: usize) -> bool {
         match self {
             Guards::None => false,
-            Guards::One(i, _) => *i == shard,
+            Guards::One(i, _) | Guards::Read(i, _) => *i == shard,
             Guards::Many(v) => v.binary_search_by_key(&shard, |(i, _)| *i).is_ok(),
         }
     }
@@ -100,6 +124,22 @@ pub struct Ctx<'a> {
     /// changed its keys (Redis signals no key for XDEL, XACK, XGROUP SETID,
     /// ...); the executor clears it after each command.
     pub(crate) wakes_none: bool,
+    /// Set while the command holds its shard shared and reached something
+    /// only the exclusive lock allows (an expired key to remove, a table to
+    /// change, an event to publish): the executor throws its reply away and
+    /// runs it again holding the shard exclusively.
+    pub(crate) must_write: Option<Upgrade>,
+}
+
+/// Why a command that held its shard shared ran again exclusively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Upgrade {
+    /// This run only: it found an expired key to remove, or an event to
+    /// publish; the data asked for it, not the command.
+    Once,
+    /// Its handler asks for its table to change: it would every time, so the
+    /// command is run exclusively from now on.
+    Always,
 }
 
 impl<'a> Ctx<'a> {
@@ -130,6 +170,9 @@ impl<'a> Ctx<'a> {
     ) -> Result<Option<&keel_store::Value>, CmdError> {
         let now = self.now_ms();
         let no_touch = self.session.no_touch;
+        if self.guards.shared() {
+            return self.read_shared(key, ty, now, !no_touch);
+        }
         let table = self.table(key)?;
         let entry = if no_touch {
             table.peek(key, now)
@@ -141,6 +184,43 @@ impl<'a> Ctx<'a> {
             Some(e) if e.value.value_type() == ty => Ok(Some(&e.value)),
             Some(_) => Err(CmdError::WrongType),
         }
+    }
+
+    /// [`Ctx::read_value`] holding the shard shared.
+    fn read_shared(
+        &mut self,
+        key: &[u8],
+        ty: keel_store::ValueType,
+        now: u64,
+        touch: bool,
+    ) -> Result<Option<&keel_store::Value>, CmdError> {
+        let db = self.session.db;
+        let shard = self.engine.keyspace.shard_of(key);
+        let Some(s) = self.guards.find_ref(shard) else {
+            return Err(CmdError::Internal(format!(
+                "key not declared by the command spec (shard {shard})"
+            )));
+        };
+        if db >= s.databases() {
+            return Err(CmdError::DbIndexOutOfRange);
+        }
+        match s.db_ref(db).read(key, now, touch) {
+            keel_store::Read::Missing => Ok(None),
+            keel_store::Read::Expired => {
+                self.must_write.get_or_insert(Upgrade::Once);
+                Ok(None)
+            }
+            keel_store::Read::Live(e) if e.value.value_type() == ty => Ok(Some(&e.value)),
+            keel_store::Read::Live(_) => Err(CmdError::WrongType),
+        }
+    }
+
+    /// The command holds its shard shared but needs it exclusively: note it,
+    /// and tell the caller, which must then change nothing.
+    #[cold]
+    pub(crate) fn upgrade(&mut self) -> CmdError {
+        self.must_write = Some(Upgrade::Always);
+        CmdError::Internal("a read-only command asked to change its shard".into())
     }
 
     /// When small collections leave their compact encodings (CONFIG).
@@ -157,6 +237,9 @@ impl<'a> Ctx<'a> {
     /// The table holding `key` in database `db`.
     pub fn table_in(&mut self, db: usize, key: &[u8]) -> Result<&mut Table, CmdError> {
         let shard = self.engine.keyspace.shard_of(key);
+        if self.guards.shared() {
+            return Err(self.upgrade());
+        }
         match self.guards.find(shard) {
             Some(s) if db < s.databases() => Ok(s.db(db)),
             Some(_) => Err(CmdError::DbIndexOutOfRange),
@@ -175,6 +258,9 @@ impl<'a> Ctx<'a> {
         idx: usize,
         f: impl FnOnce(&mut Shard) -> R,
     ) -> Result<R, CmdError> {
+        if self.guards.shared() {
+            return Err(self.upgrade());
+        }
         if let Some(shard) = self.guards.find(idx) {
             return Ok(f(shard));
         }
@@ -189,11 +275,19 @@ impl<'a> Ctx<'a> {
 
     /// Every locked shard (all of them for ALL_SHARDS commands), in index order.
     pub fn for_each_shard(&mut self, f: impl FnMut(&mut Shard)) {
+        if self.guards.shared() {
+            self.upgrade();
+            return;
+        }
         self.guards.for_each(f)
     }
 
     /// Record `n` changes to the dataset.
     pub fn dirty(&mut self, n: u64) {
+        if self.guards.shared() {
+            self.upgrade();
+            return;
+        }
         self.dirty += n;
     }
 
@@ -205,6 +299,10 @@ impl<'a> Ctx<'a> {
 
     /// Log an additional effect now, in the given database.
     pub fn log_effect(&mut self, db: usize, argv: Vec<Bytes>) {
+        if self.guards.shared() {
+            self.upgrade();
+            return;
+        }
         if self.engine.logging() {
             self.effects.push((db, argv));
         }
@@ -264,6 +362,10 @@ impl Ctx<'_> {
     #[inline]
     pub fn notify_db(&mut self, class: crate::notify::Class, event: &str, db: usize, key: &[u8]) {
         if self.engine.config.ops.notify.enabled(class) {
+            if self.guards.shared() {
+                self.must_write.get_or_insert(Upgrade::Once);
+                return;
+            }
             // Keys found expired while looking this one up were removed
             // before the event, as in Redis: their `expired` goes first.
             let at = self.effects.len();
@@ -278,6 +380,10 @@ impl Ctx<'_> {
     /// once this command finishes. Writes of declared keys are already marked by
     /// the executor; this is for keys a command reaches otherwise.
     pub fn signal_ready(&mut self, _db: usize, key: &[u8]) {
+        if self.guards.shared() {
+            self.upgrade();
+            return;
+        }
         if self.engine.blocking.any() {
             self.ready.push(Bytes::copy_from_slice(key));
         }

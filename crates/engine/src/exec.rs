@@ -9,7 +9,7 @@
 
 use crate::args::Args;
 use crate::clock::Tick;
-use crate::ctx::{Ctx, Guards};
+use crate::ctx::{Ctx, Guards, Upgrade};
 use crate::engine::Engine;
 use crate::error::CmdError;
 use crate::session::Session;
@@ -79,7 +79,7 @@ impl Engine {
     pub fn prefetch(&self, session: &Session, argv: &[Bytes]) {
         if let Some(key) = argv.get(1) {
             let shard = self.keyspace.shard_of(key);
-            if let Some(guard) = self.keyspace.try_lock(shard) {
+            if let Some(guard) = self.keyspace.try_read(shard) {
                 if session.db < guard.databases() {
                     let table = guard.db_ref(session.db);
                     table.prefetch(key);
@@ -199,9 +199,10 @@ impl Engine {
             .handle
             .last_interaction_ms
             .store(tick.now_ms(), Ordering::Relaxed);
-        let mut guards = self.lock_for(session, spec.keys, spec.flags, &argv);
-        let held =
-            self.pause.active() && crate::pause::hold_expired(self, &mut guards, tick.now_ms());
+        let paused = self.pause.active();
+        let shared = !paused && self.commands.runs_shared(id);
+        let mut guards = self.lock_for(session, spec.keys, spec.flags, &argv, shared);
+        let held = paused && crate::pause::hold_expired(self, &mut guards, tick.now_ms());
         let mut ctx = Ctx {
             engine: self,
             session,
@@ -219,8 +220,21 @@ impl Engine {
             redacted: Vec::new(),
             in_script: false,
             wakes_none: false,
+            must_write: None,
         };
-        let reply = run(&mut ctx, id, &argv);
+        let mut reply = run(&mut ctx, id, &argv);
+        if let Some(why) = ctx.must_write.take() {
+            // It held its shard shared and found it must change it: nothing
+            // was changed, counted or shown yet; run it again exclusively.
+            if why == Upgrade::Always {
+                self.commands.run_exclusive(id);
+            }
+            ctx.guards = Guards::None;
+            ctx.guards = self.lock_for(ctx.session, spec.keys, spec.flags, &argv, false);
+            ctx.hits = 0;
+            ctx.misses = 0;
+            reply = run(&mut ctx, id, &argv);
+        }
         tick.last = ctx.tick.last;
         finish(&mut ctx);
         if held {
@@ -250,8 +264,17 @@ impl Engine {
         keys: Keys,
         flags: Flags,
         argv: &[Bytes],
+        shared: bool,
     ) -> Guards<'a> {
         let ks = &self.keyspace;
+        if keys == Keys::None
+            && !flags.contains(Flags::SCRIPT)
+            && !flags.contains(Flags::WRITE)
+            && !flags.every_shard(argv)
+        {
+            // PING, ECHO, CLIENT ...: no key, no lock.
+            return Guards::None;
+        }
         if flags.every_shard(argv)
             || (flags.contains(Flags::SCRIPT)
                 && crate::commands::scripting::wants_every_shard(self, argv))
@@ -292,6 +315,9 @@ impl Engine {
                 if first == last && first > 0 {
                     if let Some(k) = argv.get(first as usize) {
                         let s = ks.shard_of(k);
+                        if shared {
+                            return Guards::Read(s, ks.read(s));
+                        }
                         return Guards::One(s, ks.lock(s));
                     }
                 }
@@ -352,6 +378,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     let mut args = Args::new(argv, skip);
     let track_new = crate::notify::track_created(ctx, spec);
     let result = catch_unwind(AssertUnwindSafe(|| (spec.run)(ctx, &mut args)));
+    if ctx.must_write.is_some() {
+        // Run again holding the shard exclusively (see Ctx::must_write).
+        return Frame::Null;
+    }
     let reply = match result {
         Ok(Ok(frame)) => frame,
         Ok(Err(e)) => err(e),
@@ -653,5 +683,113 @@ mod tests {
             t.run(&["NOPE"]),
             error("ERR unknown command 'NOPE', with args beginning with: ")
         );
+    }
+
+    /// Read-only commands of one key hold their shard shared: they run while
+    /// another reader holds it, and a write waits for it.
+    #[test]
+    fn reads_share_a_shard_and_writes_wait() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let mut t = TestEngine::new();
+        t.run(&["SET", "k", "v"]);
+        t.run(&["HSET", "h", "f", "v"]);
+        let ks = &t.engine.keyspace;
+        let held = |key: &[u8], argv: &'static [&'static str]| -> bool {
+            let guard = ks.read(ks.shard_of(key));
+            let (tx, rx) = mpsc::channel();
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    let mut session = t.other_session();
+                    let _ = tx.send(t.run_as(&mut session, argv));
+                });
+                let done = rx.recv_timeout(Duration::from_millis(300)).is_ok();
+                drop(guard);
+                done
+            })
+        };
+        assert!(held(b"k", &["GET", "k"]), "GET runs beside another reader");
+        assert!(held(b"h", &["HGETALL", "h"]), "HGETALL too");
+        assert!(!held(b"k", &["SET", "k", "w"]), "SET waits for the readers");
+        assert_eq!(t.run(&["GET", "k"]), bulk("w"));
+    }
+
+    /// A read that finds its key expired runs again holding the shard
+    /// exclusively: the key is removed and counted once, the reply is the
+    /// missing key's, and the command keeps holding its shard shared after.
+    #[test]
+    fn a_shared_read_of_an_expired_key_removes_it_once() {
+        let (mut t, rec) = TestEngine::recording(1_000_000);
+        t.run(&["SET", "k", "v", "PX", "10"]);
+        t.clock.advance(20);
+        assert_eq!(t.run(&["GET", "k"]), Frame::Null);
+        let expired = &t.engine.stats.expired_keys;
+        assert_eq!(expired.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(
+            rec.commands().last(),
+            Some(&vec!["DEL".to_string(), "k".to_string()])
+        );
+        let get = t.engine.commands.lookup(b"get").expect("GET");
+        assert!(t.engine.commands.runs_shared(get));
+        assert_eq!(t.run(&["DBSIZE"]), Frame::Integer(0));
+    }
+
+    /// The hot read commands stay on the shared path: none of their handlers
+    /// asks for its table to change, which would send it back to the
+    /// exclusive lock for good.
+    #[test]
+    fn hot_reads_stay_shared() {
+        let mut t = TestEngine::new();
+        let setup: &[&[&str]] = &[
+            &["SET", "s", "12345"],
+            &["HSET", "h", "a", "1", "b", "2"],
+            &["RPUSH", "l", "a", "b", "c"],
+            &["SADD", "set", "a", "b"],
+            &["ZADD", "z", "1", "a", "2", "b"],
+            &["IDX.CREATE", "ix"],
+            &["IDX.ADD", "ix", "1", "color", "red"],
+            &["BF.ADD", "bf", "a"],
+            &["PFADD", "hll", "a"],
+        ];
+        for argv in setup {
+            t.run(argv);
+        }
+        let reads: &[&[&str]] = &[
+            &["GET", "s"],
+            &["GET", "missing"],
+            &["STRLEN", "s"],
+            &["GETRANGE", "s", "0", "2"],
+            &["HGET", "h", "a"],
+            &["HGETALL", "h"],
+            &["HMGET", "h", "a", "b"],
+            &["HLEN", "h"],
+            &["LRANGE", "l", "0", "9"],
+            &["LINDEX", "l", "1"],
+            &["LLEN", "l"],
+            &["SMEMBERS", "set"],
+            &["SISMEMBER", "set", "a"],
+            &["SCARD", "set"],
+            &["ZRANGEBYSCORE", "z", "0", "9"],
+            &["ZRANGE", "z", "0", "-1"],
+            &["ZSCORE", "z", "a"],
+            &["ZCARD", "z"],
+            &["IDX.SEARCH", "ix", "color", "red"],
+            &["BF.EXISTS", "bf", "a"],
+        ];
+        let mut exclusive = Vec::new();
+        for argv in reads {
+            t.run(argv);
+            let id = t.engine.resolve(
+                &argv
+                    .iter()
+                    .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+                    .collect::<Vec<_>>(),
+            );
+            let id = id.expect("a known command");
+            if !t.engine.commands.runs_shared(id) {
+                exclusive.push(argv[0]);
+            }
+        }
+        assert!(exclusive.is_empty(), "run exclusively: {exclusive:?}");
     }
 }

@@ -1,7 +1,13 @@
 //! The command table: every group's specs gathered into one case-insensitive index.
 
-use crate::spec::CommandSpec;
+use crate::spec::{CommandSpec, Flags, Keys};
 use hashbrown::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A command whose spec names exactly one key, at a fixed position.
+fn reads_one_key(keys: Keys) -> bool {
+    matches!(keys, Keys::Range { first, last, .. } if first == last && first > 0)
+}
 
 pub struct CommandTable {
     by_name: HashMap<Vec<u8>, usize>,
@@ -9,6 +15,11 @@ pub struct CommandTable {
     /// set, in an open-addressed table: the lookup of nearly every command
     /// is one multiply, one probe or two, and a check of the name.
     packed: Box<[(u128, u32)]>,
+    /// Beside each slot of `packed`: its name in lowercase, unfolded, and a
+    /// mask of 0x20 where that name has a letter. A name typed in any case
+    /// matches when its bytes with those bits set equal the lowercase name,
+    /// which no byte the fold merely maps there does.
+    exact: Box<[(u128, u128)]>,
     packed_bits: u32,
     /// Every spec, top-level commands and subcommands; the index is the command id.
     pub specs: Vec<&'static CommandSpec>,
@@ -16,6 +27,10 @@ pub struct CommandTable {
     pub parent: Vec<usize>,
     /// Number of top-level commands.
     pub top_level: usize,
+    /// For each id, whether the command runs holding its shard shared: set
+    /// for read-only commands of one key, cleared the first time one asks for
+    /// its table to change (see `Upgrade::Always` in the executor).
+    shared: Box<[AtomicBool]>,
 }
 
 impl CommandTable {
@@ -33,13 +48,21 @@ impl CommandTable {
         let top_level = specs.len();
         let packed_bits = (top_level.max(1) * 4).next_power_of_two().trailing_zeros();
         let mut packed = vec![(0u128, 0u32); 1 << packed_bits].into_boxed_slice();
+        let mut exact = vec![(0u128, 0u128); 1 << packed_bits].into_boxed_slice();
         for (id, spec) in specs.iter().enumerate() {
-            if let Some(key) = pack(spec.name.as_bytes()) {
+            let lower = spec.name.to_ascii_lowercase();
+            if let Some(key) = pack(lower.as_bytes()) {
                 let mut i = slot(key, packed_bits);
                 while packed[i].0 != 0 {
                     i = (i + 1) & (packed.len() - 1);
                 }
                 packed[i] = (key, id as u32);
+                let letters = lower
+                    .bytes()
+                    .enumerate()
+                    .filter(|(_, b)| b.is_ascii_lowercase())
+                    .fold(0u128, |m, (at, _)| m | (0x20u128 << (at * 8)));
+                exact[i] = (load(lower.as_bytes()), letters);
             }
         }
         for pid in 0..top_level {
@@ -48,21 +71,40 @@ impl CommandTable {
                 specs.push(sub);
             }
         }
+        let shared = specs
+            .iter()
+            .map(|s| AtomicBool::new(s.flags.contains(Flags::READONLY) && reads_one_key(s.keys)))
+            .collect();
         CommandTable {
             by_name,
             packed,
+            exact,
             packed_bits,
             specs,
             parent,
             top_level,
+            shared,
         }
+    }
+
+    /// Whether command `id` may run holding its shard shared.
+    #[inline]
+    pub fn runs_shared(&self, id: usize) -> bool {
+        self.shared[id].load(Ordering::Relaxed)
+    }
+
+    /// Command `id` needs its shard exclusively: run it so from now on.
+    pub fn run_exclusive(&self, id: usize) {
+        self.shared[id].store(false, Ordering::Relaxed);
     }
 
     /// Look a command up by name, ignoring ASCII case, without allocating for
     /// names of ordinary length.
     #[inline]
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
-        if let Some(key) = pack(name) {
+        if !name.is_empty() && name.len() <= 16 {
+            let raw = load(name);
+            let key = raw | fold_mask(name.len());
             let mut i = slot(key, self.packed_bits);
             loop {
                 let (k, id) = self.packed[i];
@@ -70,13 +112,9 @@ impl CommandTable {
                     return None;
                 }
                 // Setting 0x20 folds ASCII case, but also folds a few control
-                // bytes onto digits and punctuation: the name decides.
-                if k == key
-                    && self.specs[id as usize]
-                        .name
-                        .as_bytes()
-                        .eq_ignore_ascii_case(name)
-                {
+                // bytes onto digits and punctuation: only letters may differ.
+                let (lower, letters) = self.exact[i];
+                if k == key && raw | letters == lower {
                     return Some(id as usize);
                 }
                 i = (i + 1) & (self.packed.len() - 1);
@@ -131,10 +169,40 @@ fn pack(name: &[u8]) -> Option<u128> {
     if name.is_empty() || name.len() > 16 {
         return None;
     }
-    let mut b = [0u8; 16];
-    b[..name.len()].copy_from_slice(name);
-    let case = u128::from_le_bytes([0x20; 16]) >> ((16 - name.len()) * 8);
-    Some(u128::from_le_bytes(b) | case)
+    Some(load(name) | fold_mask(name.len()))
+}
+
+/// 0x20 in each of the first `len` (1 to 16) bytes.
+#[inline]
+fn fold_mask(len: usize) -> u128 {
+    u128::from_le_bytes([0x20; 16]) >> ((16 - len) * 8)
+}
+
+/// A name of up to 16 bytes as a little-endian integer, zero above its
+/// length, read with two overlapping loads instead of a copy.
+#[inline]
+fn load(name: &[u8]) -> u128 {
+    let n = name.len();
+    let u64_at = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&name[at..at + 8]);
+        u64::from_le_bytes(b)
+    };
+    let u32_at = |at: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&name[at..at + 4]);
+        u32::from_le_bytes(b)
+    };
+    match n {
+        0 => 0,
+        1..=3 => {
+            let (a, b, c) = (name[0], name[n / 2], name[n - 1]);
+            u128::from(a) | u128::from(b) << ((n / 2) * 8) | u128::from(c) << ((n - 1) * 8)
+        }
+        4..=7 => u128::from(u32_at(0)) | u128::from(u32_at(n - 4)) << ((n - 4) * 8),
+        8..=16 => u128::from(u64_at(0)) | u128::from(u64_at(n - 8)) << ((n - 8) * 8),
+        _ => 0,
+    }
 }
 
 #[inline]
@@ -169,5 +237,32 @@ mod tests {
             t.lookup(b"georadiusbymember_ro").map(|i| t.specs[i].name),
             Some("GEORADIUSBYMEMBER_RO")
         );
+    }
+
+    proptest::proptest! {
+        /// The packed lookup agrees with a plain case-insensitive search of
+        /// every name, for names with their case changed and any byte replaced.
+        #[test]
+        fn lookup_matches_a_plain_search(
+            pick in 0usize..10_000,
+            flips in proptest::collection::vec(proptest::bool::ANY, 16),
+            swap in proptest::option::of((0usize..16, proptest::num::u8::ANY)),
+        ) {
+            let t = crate::commands::table();
+            let id = pick % t.top_level;
+            let mut name: Vec<u8> = t.specs[id].name.bytes().collect();
+            for (b, flip) in name.iter_mut().zip(&flips) {
+                if *flip {
+                    b.make_ascii_lowercase();
+                }
+            }
+            if let Some((at, byte)) = swap {
+                if let Some(b) = name.get_mut(at) {
+                    *b = byte;
+                }
+            }
+            let plain = (0..t.top_level).find(|&i| t.specs[i].name.as_bytes().eq_ignore_ascii_case(&name));
+            proptest::prop_assert_eq!(t.lookup(&name), plain);
+        }
     }
 }

@@ -20,11 +20,26 @@ use crate::bytes::CompactBytes;
 use crate::slab::Slab;
 use crate::value::Value;
 use hashbrown::HashTable;
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::collections::BTreeSet;
 use std::hash::BuildHasher;
 use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
+
+/// A shard held exclusively: what a command that may change it holds.
+pub type ShardGuard<'a> = RwLockWriteGuard<'a, Shard>;
+/// A shard held shared: readers of one shard run side by side.
+pub type ShardReadGuard<'a> = RwLockReadGuard<'a, Shard>;
+
+/// What [`Table::read`] found.
+pub enum Read<'a> {
+    Missing,
+    Live(&'a Entry),
+    /// The key's time has passed: only a holder of the exclusive lock may
+    /// remove it (and log its deletion).
+    Expired,
+}
 
 static HASHER: OnceLock<foldhash::fast::FixedState> = OnceLock::new();
 
@@ -63,13 +78,32 @@ pub fn hash_key(key: &[u8]) -> u64 {
 pub struct Entry {
     key: CompactBytes,
     pub value: Value,
-    /// Last access and LFU counter, packed (see [`crate::access`]).
-    access: u32,
+    /// Last access and LFU counter, packed (see [`crate::access`]). Atomic
+    /// so that readers sharing the shard's lock can record their access.
+    access: AtomicU32,
     /// 1 + the index of this key's deadline in its table; 0 for none.
     deadline: u32,
 }
 
 impl Entry {
+    #[inline]
+    fn access(&self) -> u32 {
+        self.access.load(Ordering::Relaxed)
+    }
+
+    /// Record an access through a shared reference. The word is written only
+    /// when it changes, so readers of one hot key on many threads keep its
+    /// cache line shared; two readers racing may lose one LFU increment,
+    /// which the counter's approximation already allows.
+    #[inline]
+    fn touch_shared(&self, now_ms: u64) {
+        let old = self.access();
+        let new = crate::access::touched(old, now_ms);
+        if new != old {
+            self.access.store(new, Ordering::Relaxed);
+        }
+    }
+
     pub fn key(&self) -> &[u8] {
         self.key.as_slice()
     }
@@ -79,22 +113,22 @@ impl Entry {
     }
 
     pub fn idle_seconds(&self, now_ms: u64) -> u64 {
-        crate::access::idle_seconds(self.access, now_ms)
+        crate::access::idle_seconds(self.access(), now_ms)
     }
 
     /// The LFU counter after decay (OBJECT FREQ).
     pub fn frequency(&self, now_ms: u64) -> u8 {
-        crate::access::frequency(self.access, now_ms)
+        crate::access::frequency(self.access(), now_ms)
     }
 
     /// Set the LFU counter (RESTORE ... FREQ).
     pub fn set_frequency(&mut self, freq: u8) {
-        self.access = crate::access::with_counter(self.access, freq);
+        *self.access.get_mut() = crate::access::with_counter(self.access(), freq);
     }
 
     /// Make the key look idle for `idle_s` seconds (RESTORE ... IDLETIME).
     pub fn set_idle_seconds(&mut self, idle_s: u64, now_ms: u64) {
-        self.access = crate::access::with_idle(self.access, idle_s, now_ms);
+        *self.access.get_mut() = crate::access::with_idle(self.access(), idle_s, now_ms);
     }
 
     /// Approximate bytes this entry costs, for MEMORY USAGE and accounting:
@@ -304,15 +338,38 @@ impl Table {
         let (slot, _) = self.lookup(key, now_ms)?;
         keep_for_snapshot(&mut self.snapshot, &self.slab, &self.deadlines, slot);
         let e = self.slab.get_mut(slot)?;
-        e.access = crate::access::touched(e.access, now_ms);
+        let word = e.access.get_mut();
+        *word = crate::access::touched(*word, now_ms);
         Some(e)
     }
 
     /// Look up a live key for reading, recording the access.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
         let (_, e) = self.lookup(key, now_ms)?;
-        e.access = crate::access::touched(e.access, now_ms);
+        let word = e.access.get_mut();
+        *word = crate::access::touched(*word, now_ms);
         Some(e)
+    }
+
+    /// Look up `key` through a shared borrow, for a reader that holds its
+    /// shard's lock shared: recording the access (unless `touch` is false)
+    /// but never removing anything, so an expired key is reported as such
+    /// and the caller retries holding the lock exclusively.
+    #[inline]
+    pub fn read(&self, key: &[u8], now_ms: u64, touch: bool) -> Read<'_> {
+        let Some(slot) = self.index_of(hash_key(key), key) else {
+            return Read::Missing;
+        };
+        let Some(e) = self.slab.get(slot) else {
+            return Read::Missing;
+        };
+        if e.deadline != 0 && self.deadlines.expired(e, now_ms) {
+            return Read::Expired;
+        }
+        if touch {
+            e.touch_shared(now_ms);
+        }
+        Read::Live(e)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: u64) -> bool {
@@ -351,10 +408,10 @@ impl Table {
             }
             let old = std::mem::replace(&mut e.value, value);
             // Redis keeps an overwritten key's LFU counter.
-            e.access = if was_expired {
+            *e.access.get_mut() = if was_expired {
                 crate::access::fresh(now_ms)
             } else {
-                crate::access::touched(e.access, now_ms)
+                crate::access::touched(*e.access.get_mut(), now_ms)
             };
             if self.deadlines.of(e) != expires_at_ms {
                 self.deadlines.set(slot, e, expires_at_ms);
@@ -367,7 +424,7 @@ impl Table {
                 entry: Entry {
                     key: CompactBytes::new(key),
                     value,
-                    access: crate::access::fresh(now_ms),
+                    access: AtomicU32::new(crate::access::fresh(now_ms)),
                     deadline: 0,
                 },
                 expires_at_ms,
@@ -967,9 +1024,11 @@ impl Shard {
     }
 }
 
-/// Every key of every database, split into `2^shard_bits` independently locked shards.
+/// Every key of every database, split into `2^shard_bits` independently locked
+/// shards. A shard's lock is a reader-writer lock: commands that only read
+/// hold it shared, so readers of one hot key run on every thread at once.
 pub struct Keyspace {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[RwLock<Shard>]>,
     shard_bits: u32,
     databases: usize,
 }
@@ -978,7 +1037,7 @@ impl Keyspace {
     pub fn new(databases: usize, shard_bits: u32) -> Keyspace {
         let shard_bits = shard_bits.clamp(0, 12);
         let shards = (0..1usize << shard_bits)
-            .map(|_| Mutex::new(Shard::new(databases)))
+            .map(|_| RwLock::new(Shard::new(databases)))
             .collect();
         Keyspace {
             shards,
@@ -1005,22 +1064,29 @@ impl Keyspace {
         ((hash_key(key) >> (57 - self.shard_bits)) as usize) & (self.shards.len() - 1)
     }
 
-    pub fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
-        self.shards[shard].lock()
+    /// The shard, held exclusively.
+    pub fn lock(&self, shard: usize) -> ShardGuard<'_> {
+        self.shards[shard].write()
     }
 
-    /// The shard's lock if it is free right now.
-    pub fn try_lock(&self, shard: usize) -> Option<MutexGuard<'_, Shard>> {
-        self.shards[shard].try_lock()
+    /// The shard, held shared with other readers.
+    pub fn read(&self, shard: usize) -> ShardReadGuard<'_> {
+        self.shards[shard].read()
     }
 
-    /// The shard's lock, waiting at most `wait` for it.
-    pub fn try_lock_for(
-        &self,
-        shard: usize,
-        wait: std::time::Duration,
-    ) -> Option<MutexGuard<'_, Shard>> {
-        self.shards[shard].try_lock_for(wait)
+    /// The shard's exclusive lock if it is free right now.
+    pub fn try_lock(&self, shard: usize) -> Option<ShardGuard<'_>> {
+        self.shards[shard].try_write()
+    }
+
+    /// The shard shared, if no writer holds it right now.
+    pub fn try_read(&self, shard: usize) -> Option<ShardReadGuard<'_>> {
+        self.shards[shard].try_read()
+    }
+
+    /// The shard's exclusive lock, waiting at most `wait` for it.
+    pub fn try_lock_for(&self, shard: usize, wait: std::time::Duration) -> Option<ShardGuard<'_>> {
+        self.shards[shard].try_write_for(wait)
     }
 
     /// Encode a SCAN position over shards as Redis's single cursor number.

@@ -35,5 +35,7 @@ pub mod value;
 pub mod zset;
 
 pub use crate::bytes::CompactBytes;
-pub use keyspace::{Entry, Keyspace, Sample, ScanCursor, Shard, Table};
+pub use keyspace::{
+    Entry, Keyspace, Read, Sample, ScanCursor, Shard, ShardGuard, ShardReadGuard, Table,
+};
 pub use value::{CompactLimits, Value, ValueType};

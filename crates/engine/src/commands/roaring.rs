@@ -35,7 +35,7 @@
 //!   reads them as 0).
 
 use crate::args::{is, Args};
-use crate::ctx::{Ctx, Guards};
+use crate::ctx::Ctx;
 use crate::error::CmdError;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::{BufMut, Bytes, BytesMut};
@@ -1300,14 +1300,7 @@ fn with_bitmaps<B: Width, K: AsRef<[u8]>, R>(
     for key in keys {
         let key = key.as_ref();
         let shard = keyspace.shard_of(key);
-        let held = match guards {
-            Guards::None => None,
-            Guards::One(i, g) => (*i == shard).then_some(&**g),
-            Guards::Many(v) => v
-                .binary_search_by_key(&shard, |(i, _)| *i)
-                .ok()
-                .map(|pos| &*v[pos].1),
-        };
+        let held = guards.find_ref(shard);
         let shard = held.ok_or_else(|| CmdError::Internal("key not declared".into()))?;
         if db >= shard.databases() {
             return Err(CmdError::DbIndexOutOfRange);

@@ -372,7 +372,7 @@ pub enum Locks<'c, 'a> {
 /// Every shard, locked before the job slot when the caller holds none: a
 /// command that holds its shards takes the job slot after them (BGSAVE,
 /// INFO), so the cron must take them in that order too.
-type Taken<'e> = Option<Vec<(usize, parking_lot::MutexGuard<'e, Shard>)>>;
+type Taken<'e> = Option<Vec<(usize, keel_store::ShardGuard<'e>)>>;
 
 fn take_first<'e>(engine: &'e Engine, locks: &Locks<'_, '_>) -> Taken<'e> {
     matches!(locks, Locks::Take).then(|| engine.lock_all_shards())

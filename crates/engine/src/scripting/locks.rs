@@ -12,8 +12,7 @@
 //! after a short wait with an error, so two of them cannot wait for each other.
 
 use crate::engine::Engine;
-use keel_store::Shard;
-use parking_lot::MutexGuard;
+use keel_store::ShardGuard;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -23,10 +22,7 @@ const SLICE: Duration = Duration::from_micros(500);
 impl Engine {
     /// Lock `shards` (ascending, distinct), stepping back while a script waits
     /// out of order. Callers hold no shard lock.
-    pub(crate) fn lock_shards<'a>(
-        &'a self,
-        shards: &[usize],
-    ) -> Vec<(usize, MutexGuard<'a, Shard>)> {
+    pub(crate) fn lock_shards<'a>(&'a self, shards: &[usize]) -> Vec<(usize, ShardGuard<'a>)> {
         let ks = &self.keyspace;
         'again: loop {
             let mut held = Vec::with_capacity(shards.len());
@@ -58,7 +54,7 @@ impl Engine {
     }
 
     /// Every shard, in order (ALL_SHARDS commands, snapshots).
-    pub(crate) fn lock_all_shards(&self) -> Vec<(usize, MutexGuard<'_, Shard>)> {
+    pub(crate) fn lock_all_shards(&self) -> Vec<(usize, ShardGuard<'_>)> {
         let all: Vec<usize> = (0..self.keyspace.shard_count()).collect();
         self.lock_shards(&all)
     }
