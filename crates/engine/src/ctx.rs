@@ -63,7 +63,13 @@ impl<'a> Guards<'a> {
     /// Add the guard of a shard not held yet, keeping the order by index.
     pub(crate) fn insert(&mut self, shard: usize, guard: ShardGuard<'a>) {
         let mut list = match std::mem::replace(self, Guards::None) {
-            Guards::None | Guards::Read(..) => Vec::with_capacity(2),
+            Guards::None => Vec::with_capacity(2),
+            Guards::Read(..) => {
+                // Only scripts add shards as they run, and they never hold one
+                // shared: dropping it here would lose a lock still relied on.
+                debug_assert!(false, "a shard added to a shared hold");
+                Vec::with_capacity(2)
+            }
             Guards::One(i, g) => vec![(i, g)],
             Guards::Many(v) => v,
         };

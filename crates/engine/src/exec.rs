@@ -689,25 +689,12 @@ mod tests {
     /// another reader holds it, and a write waits for it.
     #[test]
     fn reads_share_a_shard_and_writes_wait() {
-        use std::sync::mpsc;
-        use std::time::Duration;
         let mut t = TestEngine::new();
         t.run(&["SET", "k", "v"]);
         t.run(&["HSET", "h", "f", "v"]);
         let ks = &t.engine.keyspace;
-        let held = |key: &[u8], argv: &'static [&'static str]| -> bool {
-            let guard = ks.read(ks.shard_of(key));
-            let (tx, rx) = mpsc::channel();
-            std::thread::scope(|scope| {
-                scope.spawn(|| {
-                    let mut session = t.other_session();
-                    let _ = tx.send(t.run_as(&mut session, argv));
-                });
-                let done = rx.recv_timeout(Duration::from_millis(300)).is_ok();
-                drop(guard);
-                done
-            })
-        };
+        let held =
+            |key: &[u8], argv: &[&str]| t.finishes_while_held(ks.read(ks.shard_of(key)), argv);
         assert!(held(b"k", &["GET", "k"]), "GET runs beside another reader");
         assert!(held(b"h", &["HGETALL", "h"]), "HGETALL too");
         assert!(!held(b"k", &["SET", "k", "w"]), "SET waits for the readers");

@@ -62,6 +62,27 @@ impl TestEngine {
             .connect("127.0.0.1:2".into(), "127.0.0.1:6379".into())
     }
 
+    /// Whether `argv`, sent by another session, finishes within 300 ms while
+    /// `guard` (a shard lock the test holds) is held. A command that waits
+    /// must finish once the guard is dropped.
+    pub fn finishes_while_held<G>(&self, guard: G, argv: &[&str]) -> bool {
+        use std::time::Duration;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut session = self.other_session();
+                let _ = tx.send(self.run_as(&mut session, argv));
+            });
+            let done = rx.recv_timeout(Duration::from_millis(300)).is_ok();
+            drop(guard);
+            if !done {
+                rx.recv_timeout(Duration::from_secs(10))
+                    .expect("finishes once unlocked");
+            }
+            done
+        })
+    }
+
     pub fn run_as(&self, session: &mut Session, argv: &[&str]) -> Frame {
         let argv: Vec<Bytes> = argv
             .iter()

@@ -583,8 +583,6 @@ mod tests {
     /// waits for every shard.
     #[test]
     fn only_patterns_take_every_shard() {
-        use std::sync::mpsc;
-        use std::time::Duration;
         let mut e = TestEngine::new();
         e.run(&["RPUSH", "l", "2", "1"]);
         let ks = &e.engine.keyspace;
@@ -592,23 +590,8 @@ mod tests {
         let other = (0..ks.shard_count())
             .find(|s| !mine.contains(s))
             .expect("more than two shards");
-        let run_while_locked = |argv: &'static [&'static str]| -> bool {
-            let guard = e.engine.keyspace.lock(other);
-            let (tx, rx) = mpsc::channel();
-            std::thread::scope(|scope| {
-                scope.spawn(|| {
-                    let mut session = e.other_session();
-                    let _ = tx.send(e.run_as(&mut session, argv));
-                });
-                let done = rx.recv_timeout(Duration::from_millis(300)).is_ok();
-                drop(guard);
-                if !done {
-                    rx.recv_timeout(Duration::from_secs(10))
-                        .expect("finishes once unlocked");
-                }
-                done
-            })
-        };
+        let run_while_locked =
+            |argv: &[&str]| e.finishes_while_held(e.engine.keyspace.lock(other), argv);
         assert!(run_while_locked(&[
             "SORT", "l", "LIMIT", "0", "1", "DESC", "GET", "#"
         ]));
