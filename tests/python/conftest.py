@@ -26,7 +26,10 @@ def free_port():
 
 class Server:
     def __init__(self, *args):
+        # Not a port the caller already picked for another listener (tls-port).
         self.port = free_port()
+        while str(self.port) in args:
+            self.port = free_port()
         if AGAINST_REDIS:
             self.args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                          "--save", "", "--appendonly", "no", "--enable-debug-command", "yes",

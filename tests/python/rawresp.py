@@ -19,6 +19,10 @@ class Set(list):
     """A RESP3 set."""
 
 
+class Push(list):
+    """A RESP3 push message."""
+
+
 class Verbatim(bytes):
     """A RESP3 verbatim string (the format prefix removed)."""
 
@@ -62,6 +66,8 @@ class Raw:
                 return None
             items = [self.read() for _ in range(n)]
             return Set(items) if kind == b"~" else items
+        if kind == b">":
+            return Push(self.read() for _ in range(int(rest)))
         if kind == b"%":
             return Map((self.read(), self.read()) for _ in range(int(rest)))
         raise AssertionError(f"unexpected reply {line!r}")

@@ -10,8 +10,10 @@ pub const MIN_RESERVED_FDS: u64 = 32;
 
 /// The descriptors to keep for the server itself: Redis's 32, or more when
 /// Keel's own need more: stdio, four per runtime (tokio's event queue, its
-/// clone, its waker, and its end of the signal pipe), the signal pipe itself,
-/// the listeners, and a few for files opened now and then.
+/// clone, its waker, and its end of the signal pipe; a worker's runtime has
+/// no signal driver, and its event loop's epoll set and eventfd take those
+/// two), the signal pipe itself, the listeners, and a few for files opened
+/// now and then.
 pub fn reserved_fds(threads: usize, listeners: usize) -> u64 {
     // The workers, the acceptor and the main thread's.
     let runtimes = threads as u64 + 2;

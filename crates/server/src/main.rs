@@ -199,20 +199,40 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     let before_spawn = alloc::allocated_bytes();
     let (started_tx, started) = std::sync::mpsc::channel::<()>();
     for i in 0..threads {
-        let (link, inbox) = net::worker_channel();
+        let (link, inbox) = net::worker_channel()?;
         links.push(link);
+        let (event_loop, inbox) = inbox.split();
+        // The worker's event loop serves its plain TCP connections.
+        let loop_engine = engine.clone();
+        let loop_started = started_tx.clone();
+        workers.push(
+            std::thread::Builder::new()
+                .name(format!("keel-worker-{i}"))
+                .spawn(move || {
+                    // This thread's command counters, made now rather than
+                    // on its first command.
+                    loop_engine
+                        .stats
+                        .with_local(loop_engine.commands.len(), |_| ());
+                    let _ = loop_started.send(());
+                    drop(loop_started);
+                    if let Err(e) = event_loop.run(&loop_engine) {
+                        warn!("worker {i} event loop failed: {e}");
+                    }
+                })?,
+        );
+        // Its runtime serves the connections that wait on more than their
+        // socket, and TLS.
         let engine = engine.clone();
         let stop = stop.clone();
         let started_tx = started_tx.clone();
         workers.push(
             std::thread::Builder::new()
-                .name(format!("keel-worker-{i}"))
+                .name(format!("keel-io-{i}"))
                 .spawn(move || {
                     let Some(rt) = thread_runtime(&format!("worker {i}")) else {
                         return;
                     };
-                    // This thread's command counters, made now rather than
-                    // on its first command.
                     engine.stats.with_local(engine.commands.len(), |_| ());
                     let _ = started_tx.send(());
                     drop(started_tx);
@@ -231,7 +251,7 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         );
     }
     drop(started_tx);
-    for _ in 0..threads {
+    for _ in 0..2 * threads {
         if started.recv().is_err() {
             break;
         }

@@ -8,9 +8,12 @@
 //!
 //! A connection reads whatever has arrived, runs every complete command in the
 //! buffer through `Engine::execute`, and writes all the replies with one write.
-//! It owns one descriptor; CLIENT KILL, SHUTDOWN and the clients cron reach it
-//! through a wake-up it selects on only while it waits. Nothing here
-//! interprets commands.
+//! Plain TCP connections start in their worker's event loop ([`reactor`]);
+//! a connection that comes to wait for more than its socket, and every TLS
+//! connection, is served by the worker's tokio runtime through the async
+//! connection loop below, which can start from the step the event loop had
+//! reached. CLIENT KILL, SHUTDOWN and the clients cron reach a connection
+//! through the waker on its handle. Nothing here interprets commands.
 
 use bytes::{Bytes, BytesMut};
 use keel_engine::blocking::BlockWait;
@@ -27,6 +30,8 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Notify};
+
+mod reactor;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// A query buffer is trimmed only when it wastes more than this (Redis's figure).
@@ -181,37 +186,77 @@ pub struct Incoming {
     tls: Option<crate::tls::TlsAcceptor>,
 }
 
-/// The acceptor's side of one worker thread.
+/// What a worker's runtime serves: connections that start there (TLS, and
+/// clients protected mode refuses), and connections the worker's event loop
+/// handed over when they came to wait for something other than their socket.
+pub(crate) enum RuntimeWork {
+    New(Incoming),
+    Resume(reactor::Handoff),
+}
+
+/// The acceptor's side of one worker.
 pub struct WorkerLink {
-    tx: mpsc::UnboundedSender<Incoming>,
-    /// Connections the worker serves now.
+    events: Arc<reactor::LoopShared>,
+    runtime: mpsc::UnboundedSender<RuntimeWork>,
+    /// Connections the worker serves now, in its event loop and its runtime.
     load: Arc<AtomicUsize>,
 }
 
-/// A worker's side: where its connections arrive.
+/// A worker's side: its event loop's queue, and its runtime's inbox.
 pub struct WorkerInbox {
-    rx: mpsc::UnboundedReceiver<Incoming>,
+    events: Arc<reactor::LoopShared>,
+    runtime: mpsc::UnboundedSender<RuntimeWork>,
+    rx: mpsc::UnboundedReceiver<RuntimeWork>,
     load: Arc<AtomicUsize>,
 }
 
-pub fn worker_channel() -> (WorkerLink, WorkerInbox) {
+pub fn worker_channel() -> std::io::Result<(WorkerLink, WorkerInbox)> {
     let (tx, rx) = mpsc::unbounded_channel();
     let load = Arc::new(AtomicUsize::new(0));
-    (
+    let events = Arc::new(reactor::LoopShared::new()?);
+    Ok((
         WorkerLink {
-            tx,
+            events: events.clone(),
+            runtime: tx.clone(),
             load: load.clone(),
         },
-        WorkerInbox { rx, load },
-    )
+        WorkerInbox {
+            events,
+            runtime: tx,
+            rx,
+            load,
+        },
+    ))
 }
 
-/// Serve the connections the acceptor hands this worker, until shutdown.
-pub async fn worker_loop(engine: Arc<Engine>, inbox: WorkerInbox, stop: Arc<Notify>) {
+impl WorkerInbox {
+    /// Split into the event loop's part and the runtime's.
+    pub fn split(self) -> (reactor::EventLoop, RuntimeInbox) {
+        let event_loop = reactor::EventLoop::new(self.events, self.runtime, self.load.clone());
+        (
+            event_loop,
+            RuntimeInbox {
+                rx: self.rx,
+                load: self.load,
+            },
+        )
+    }
+}
+
+/// Where a worker's runtime receives its connections.
+pub struct RuntimeInbox {
+    rx: mpsc::UnboundedReceiver<RuntimeWork>,
+    load: Arc<AtomicUsize>,
+}
+
+/// A worker's runtime: it serves the connections that wait on more than
+/// their socket (blocked commands, CLIENT PAUSE, `appendfsync always`, a full
+/// socket, push messages, TLS) until they close.
+pub async fn worker_loop(engine: Arc<Engine>, inbox: RuntimeInbox, stop: Arc<Notify>) {
     start_durable_relay();
-    let WorkerInbox { mut rx, load } = inbox;
+    let RuntimeInbox { mut rx, load } = inbox;
     loop {
-        let incoming = tokio::select! {
+        let work = tokio::select! {
             i = rx.recv() => match i {
                 Some(i) => i,
                 None => return,
@@ -221,7 +266,10 @@ pub async fn worker_loop(engine: Arc<Engine>, inbox: WorkerInbox, stop: Arc<Noti
         let engine = engine.clone();
         let load = load.clone();
         tokio::spawn(async move {
-            serve(engine, incoming.stream, incoming.session, incoming.tls).await;
+            match work {
+                RuntimeWork::New(i) => serve(engine, i.stream, i.session, i.tls).await,
+                RuntimeWork::Resume(h) => resume(engine, h).await,
+            }
             load.fetch_sub(1, Ordering::Relaxed);
         });
     }
@@ -508,13 +556,21 @@ fn admit(
         }
     };
     worker.load.fetch_add(1, Ordering::Relaxed);
-    if let Err(mpsc::error::SendError(mut lost)) = worker.tx.send(Incoming {
+    let incoming = Incoming {
         stream,
         session,
         tls,
-    }) {
+    };
+    // Plain TCP goes to the worker's event loop, TLS to its runtime.
+    if incoming.tls.is_none() {
+        worker.events.send(incoming);
+    } else if let Err(mpsc::error::SendError(lost)) =
+        worker.runtime.send(RuntimeWork::New(incoming))
+    {
         worker.load.fetch_sub(1, Ordering::Relaxed);
-        engine.disconnect(&mut lost.session);
+        if let RuntimeWork::New(mut lost) = lost {
+            engine.disconnect(&mut lost.session);
+        }
     }
 }
 
@@ -562,26 +618,11 @@ async fn serve(
             return;
         }
     };
-    let _ = stream.set_nodelay(true);
-    set_keepalive(&stream, engine.config.get_i64("tcp-keepalive"));
-    session
-        .handle
-        .fd
-        .store(stream.as_raw_fd(), Ordering::Relaxed);
-    // CLIENT KILL, SHUTDOWN and the clients cron wake the connection through
-    // this; it holds no descriptor.
-    let wake = Arc::new(Notify::new());
-    let w = wake.clone();
-    *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
+    set_up_socket(&engine, &stream, &session);
+    let wake = runtime_waker(&session);
     // Checked once the connection is set up (after the TLS handshake), as
     // Redis does, so a TLS client can read why it is refused.
-    let denied = stream.peer_addr().is_ok_and(|peer| {
-        protected_mode_refuses(
-            engine.config.get_bool("protected-mode"),
-            engine.acl.default_user().nopass(),
-            peer.ip(),
-        )
-    });
+    let denied = refused_by_protected_mode(&engine, &stream);
     if !session.handle.is_killed() {
         match tls {
             None if denied => deny(&engine, &mut stream).await,
@@ -602,6 +643,76 @@ async fn serve(
     *session.handle.waker.lock() = None;
     // Gone from CLIENT LIST before the client sees the close, as in Redis,
     // where freeing a client does both at once.
+    engine.disconnect(&mut session);
+}
+
+/// Options every client socket gets, and its descriptor for CLIENT LIST.
+fn set_up_socket<S: std::os::fd::AsFd + AsRawFd>(engine: &Engine, stream: &S, session: &Session) {
+    let _ = socket2::SockRef::from(stream).set_nodelay(true);
+    set_keepalive(stream, engine.config.get_i64("tcp-keepalive"));
+    session
+        .handle
+        .fd
+        .store(stream.as_raw_fd(), Ordering::Relaxed);
+}
+
+/// CLIENT KILL, SHUTDOWN and the clients cron wake a connection on the
+/// runtime through this; it holds no descriptor.
+fn runtime_waker(session: &Session) -> Arc<Notify> {
+    let wake = Arc::new(Notify::new());
+    let w = wake.clone();
+    *session.handle.waker.lock() = Some(Box::new(move || w.notify_one()));
+    wake
+}
+
+fn refused_by_protected_mode<S: std::os::fd::AsFd>(engine: &Engine, stream: &S) -> bool {
+    socket2::SockRef::from(stream)
+        .peer_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .is_some_and(|peer| {
+            protected_mode_refuses(
+                engine.config.get_bool("protected-mode"),
+                engine.acl.default_user().nopass(),
+                peer.ip(),
+            )
+        })
+}
+
+/// A connection the event loop handed over: it goes on where it stopped,
+/// on this runtime, until it closes.
+async fn resume(engine: Arc<Engine>, h: reactor::Handoff) {
+    let reactor::Handoff {
+        stream,
+        mut session,
+        mut st,
+        step,
+    } = h;
+    let mut stream = match TcpStream::from_std(stream) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::warn!("cannot set up connection from {}: {e}", session.handle.addr);
+            engine.disconnect(&mut session);
+            return;
+        }
+    };
+    let wake = runtime_waker(&session);
+    // A wake while the connection had no waker: look at what it was for.
+    if session.handle.shrink.load(Ordering::Relaxed) {
+        wake.notify_one();
+    }
+    if !session.handle.is_killed() {
+        let _ = run_loop(
+            &engine,
+            &mut session,
+            &mut stream,
+            &wake,
+            &mut st,
+            Some(step),
+        )
+        .await;
+    }
+    *session.handle.waker.lock() = None;
     engine.disconnect(&mut session);
 }
 
@@ -838,6 +949,14 @@ async fn write_replies<S: Conn>(
             _ = tokio::time::sleep(SOFT_RECHECK), if soft => {}
         }
     }
+    replies_written(handle, wbuf);
+    Ok(true)
+}
+
+/// Every reply in `wbuf` went out: empty it, and keep it from holding on to
+/// a large reply's space.
+fn replies_written(handle: &ClientHandle, wbuf: &mut BytesMut) {
+    let bufs = &handle.bufs;
     wbuf.clear();
     bufs.output.hold(false);
     if wbuf.capacity() > 4 * 1024 * 1024 {
@@ -845,7 +964,6 @@ async fn write_replies<S: Conn>(
     }
     BufferStats::set(&bufs.out_pending, 0);
     BufferStats::set(&bufs.out_cap, wbuf.capacity());
-    Ok(true)
 }
 
 /// SHUTDOWN closed this client on its way out: like Redis, which exits
@@ -913,63 +1031,96 @@ pub fn clients_cron(engine: &Engine) {
     }
 }
 
+/// A connection's buffers and parse state: what moves with it when the
+/// worker's event loop hands it to the worker's runtime.
+pub(crate) struct ConnState {
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+    /// How far the incomplete request at the front of `rbuf` has been parsed.
+    progress: Option<Progress>,
+    pending: Pending,
+}
+
+impl ConnState {
+    fn new(handle: &ClientHandle) -> ConnState {
+        let wbuf = BytesMut::with_capacity(READ_CHUNK);
+        BufferStats::set(&handle.bufs.out_cap, wbuf.capacity());
+        ConnState {
+            rbuf: BytesMut::with_capacity(READ_CHUNK),
+            wbuf,
+            progress: None,
+            pending: Pending::default(),
+        }
+    }
+}
+
 async fn connection_loop<S: Conn>(
     engine: &Engine,
     session: &mut Session,
     stream: &mut S,
     wake: &Notify,
 ) -> std::io::Result<()> {
+    let mut st = ConnState::new(&session.handle);
+    run_loop(engine, session, stream, wake, &mut st, None).await
+}
+
+/// The connection loop, from its top, or from `resume`: the step a
+/// connection handed over by the event loop had reached, its replies (if
+/// any) still in `st.wbuf`.
+async fn run_loop<S: Conn>(
+    engine: &Engine,
+    session: &mut Session,
+    stream: &mut S,
+    wake: &Notify,
+    st: &mut ConnState,
+    mut resume: Option<Step>,
+) -> std::io::Result<()> {
     let handle = session.handle.clone();
     let bufs = &handle.bufs;
-    let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
-    let mut wbuf = BytesMut::with_capacity(READ_CHUNK);
-    BufferStats::set(&bufs.out_cap, wbuf.capacity());
-    // How far the incomplete request at the front of `rbuf` has been parsed.
-    let mut progress: Option<Progress> = None;
-    let mut pending = Pending::default();
+    let ConnState {
+        rbuf,
+        wbuf,
+        progress,
+        pending,
+    } = st;
     loop {
-        let read = if session.has_push_feed() {
-            monitor_read(engine, session, stream, &mut rbuf, wake).await?
-        } else {
-            read_some(engine, &handle, stream, &mut rbuf, wake).await?
-        };
-        let n = match read {
-            Wait::Read(n) => n,
-            Wait::Closed => return Ok(()),
-            Wait::Woken => {
+        let mut step = match resume.take() {
+            Some(step) => step,
+            None => {
+                let read = if session.has_push_feed() {
+                    monitor_read(engine, session, stream, rbuf, wake).await?
+                } else {
+                    read_some(engine, &handle, stream, rbuf, wake).await?
+                };
+                let n = match read {
+                    Wait::Read(n) => n,
+                    Wait::Closed => return Ok(()),
+                    Wait::Woken => {
+                        if handle.is_killed() {
+                            return Ok(());
+                        }
+                        if handle.shrink.load(Ordering::Relaxed) {
+                            give_back_buffers(engine, &handle, rbuf, Some(wbuf));
+                        }
+                        continue;
+                    }
+                };
                 if handle.is_killed() {
                     return Ok(());
                 }
-                if handle.shrink.load(Ordering::Relaxed) {
-                    give_back_buffers(engine, &handle, &mut rbuf, Some(&mut wbuf));
+                BufferStats::set(&bufs.qbuf, rbuf.len());
+                BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
+                if let Some(feed) = session.handle.pushes.get() {
+                    // Messages that arrived before these commands go out before their replies.
+                    flush_messages(feed, wbuf);
                 }
-                continue;
+                count_read(engine, n);
+                process(engine, session, rbuf, wbuf, progress, pending, false)
             }
         };
-        if handle.is_killed() {
-            return Ok(());
-        }
-        BufferStats::set(&bufs.qbuf, rbuf.len());
-        BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
-        if let Some(feed) = session.handle.pushes.get() {
-            // Messages that arrived before these commands go out before their replies.
-            flush_messages(feed, &mut wbuf);
-        }
-        let st = &engine.stats;
-        st.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
-        st.reads_processed.fetch_add(1, Ordering::Relaxed);
-        let mut step = process(
-            engine,
-            session,
-            &mut rbuf,
-            &mut wbuf,
-            &mut progress,
-            &mut pending,
-            false,
-        );
         loop {
             if engine.tracking.active() {
-                broadcast_invalidations(engine, session, &mut wbuf);
+                broadcast_invalidations(engine, session, wbuf);
             }
             if matches!(step, Step::Close) && exiting(engine, &handle) {
                 return Ok(());
@@ -982,7 +1133,7 @@ async fn connection_loop<S: Conn>(
                     engine.persist.aof.write_through(seq);
                 }
             }
-            if !wbuf.is_empty() && !write_replies(engine, &handle, stream, &mut wbuf, wake).await? {
+            if !wbuf.is_empty() && !write_replies(engine, &handle, stream, wbuf, wake).await? {
                 return Ok(());
             }
             match step {
@@ -990,14 +1141,14 @@ async fn connection_loop<S: Conn>(
                 Step::Continue => break,
                 Step::Flush => {}
                 Step::Blocked => {
-                    let Some(reply) = wait_blocked(engine, session, stream, &mut rbuf, wake).await
+                    let Some(reply) = wait_blocked(engine, session, stream, rbuf, wake).await
                     else {
                         return Ok(());
                     };
-                    send_reply(session, session.reply_flags, &reply, &mut wbuf);
+                    send_reply(session, session.reply_flags, &reply, wbuf);
                 }
                 Step::Paused => {
-                    if !wait_unpaused(engine, session, stream, &mut rbuf, wake).await {
+                    if !wait_unpaused(engine, session, stream, rbuf, wake).await {
                         return Ok(());
                     }
                 }
@@ -1005,15 +1156,7 @@ async fn connection_loop<S: Conn>(
             // The rest of the batch: after a flush, or after the blocking
             // command was served or the held one may run (it runs first), plus
             // whatever arrived while the connection waited.
-            step = process(
-                engine,
-                session,
-                &mut rbuf,
-                &mut wbuf,
-                &mut progress,
-                &mut pending,
-                true,
-            );
+            step = process(engine, session, rbuf, wbuf, progress, pending, true);
         }
         BufferStats::set(&bufs.qbuf, rbuf.len());
         BufferStats::set(&bufs.qbuf_cap, rbuf.capacity());
@@ -1021,6 +1164,14 @@ async fn connection_loop<S: Conn>(
             return Ok(());
         }
     }
+}
+
+/// A read of `n` bytes, in INFO's counters.
+#[inline]
+fn count_read(engine: &Engine, n: usize) {
+    let st = &engine.stats;
+    st.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+    st.reads_processed.fetch_add(1, Ordering::Relaxed);
 }
 
 thread_local! {
@@ -1136,6 +1287,7 @@ struct Pending {
 }
 
 /// What the connection does after running what it had.
+#[derive(Clone, Copy, Debug)]
 enum Step {
     /// Read more.
     Continue,
