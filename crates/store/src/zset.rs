@@ -125,6 +125,33 @@ impl ZSetIndex {
         self.nodes[t as usize].size = size;
     }
 
+    /// The tree's invariants, for tests: every node reached once, sizes
+    /// right, in order, and no child above its parent in priority.
+    #[cfg(test)]
+    fn check_tree(&self) {
+        fn walk(z: &ZSetIndex, t: u32, seen: &mut Vec<u32>) -> u32 {
+            if t == NIL {
+                return 0;
+            }
+            let n = &z.nodes[t as usize];
+            for c in [n.left, n.right] {
+                if c != NIL {
+                    assert!(z.nodes[c as usize].prio <= n.prio, "heap order broken");
+                }
+            }
+            let l = walk(z, n.left, seen);
+            seen.push(t);
+            let r = walk(z, n.right, seen);
+            assert_eq!(n.size, l + r + 1, "subtree size");
+            n.size
+        }
+        let mut seen = Vec::new();
+        assert_eq!(walk(self, self.root, &mut seen) as usize, self.nodes.len());
+        for w in seen.windows(2) {
+            assert!(self.before(w[0], w[1]), "in-order walk out of order");
+        }
+    }
+
     fn find(&self, member: &[u8]) -> Option<u32> {
         self.by_member
             .find(member_hash(member), |&i| {
@@ -135,25 +162,6 @@ impl ZSetIndex {
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         self.find(member).map(|i| self.nodes[i as usize].score)
-    }
-
-    /// Split `t` into the nodes for which `goes_left` holds (a prefix of the
-    /// order) and the rest.
-    fn split(&mut self, t: u32, goes_left: &dyn Fn(&Node) -> bool) -> (u32, u32) {
-        if t == NIL {
-            return (NIL, NIL);
-        }
-        if goes_left(&self.nodes[t as usize]) {
-            let (a, b) = self.split(self.nodes[t as usize].right, goes_left);
-            self.nodes[t as usize].right = a;
-            self.fix(t);
-            (t, b)
-        } else {
-            let (a, b) = self.split(self.nodes[t as usize].left, goes_left);
-            self.nodes[t as usize].left = b;
-            self.fix(t);
-            (a, t)
-        }
     }
 
     /// Join two trees where every node of `a` orders before every node of `b`.
@@ -196,48 +204,99 @@ impl ZSetIndex {
         self.link(idx);
     }
 
-    /// Put node `idx` (detached, size 1) into the tree at its place.
-    fn link(&mut self, idx: u32) {
-        let (score, member) = {
-            let n = &self.nodes[idx as usize];
-            (n.score, n.member.clone())
-        };
-        let (l, r) = self.split(self.root, &|n: &Node| {
-            key_cmp(n.score, n.member.as_slice(), score, member.as_slice()) == Ordering::Less
-        });
-        let left = self.merge(l, idx);
-        self.root = self.merge(left, r);
+    /// Whether node `a` orders before node `b` (as `key_cmp` orders them:
+    /// by score, members breaking ties, the scores' comparison first since
+    /// ties are rare).
+    #[inline(always)]
+    fn before(&self, a: u32, b: u32) -> bool {
+        let (a, b) = (&self.nodes[a as usize], &self.nodes[b as usize]);
+        if a.score < b.score {
+            return true;
+        }
+        if a.score > b.score {
+            return false;
+        }
+        a.member.as_slice() < b.member.as_slice()
     }
 
-    /// Take the node with this key out of the tree (it stays in the arena).
-    fn unlink(&mut self, t: u32, score: f64, member: &[u8]) -> u32 {
+    /// Make `child` the subtree below `parent` on the side `left` says (the
+    /// root when `parent` is NIL).
+    fn attach(&mut self, parent: u32, left: bool, child: u32) {
+        if parent == NIL {
+            self.root = child;
+        } else if left {
+            self.nodes[parent as usize].left = child;
+        } else {
+            self.nodes[parent as usize].right = child;
+        }
+    }
+
+    /// Split subtree `t` into the nodes ordering before detached node `idx`
+    /// and those after it.
+    fn split_around(&mut self, t: u32, idx: u32) -> (u32, u32) {
         if t == NIL {
-            return NIL;
+            return (NIL, NIL);
         }
-        let n = &self.nodes[t as usize];
-        match key_cmp(n.score, n.member.as_slice(), score, member) {
-            Ordering::Equal => {
-                let (l, r) = (n.left, n.right);
-                let m = self.merge(l, r);
-                let n = &mut self.nodes[t as usize];
-                n.left = NIL;
-                n.right = NIL;
-                n.size = 1;
-                m
-            }
-            Ordering::Less => {
-                let r = self.unlink(n.right, score, member);
-                self.nodes[t as usize].right = r;
-                self.fix(t);
-                t
-            }
-            Ordering::Greater => {
-                let l = self.unlink(n.left, score, member);
-                self.nodes[t as usize].left = l;
-                self.fix(t);
-                t
-            }
+        if self.before(t, idx) {
+            let (a, b) = self.split_around(self.nodes[t as usize].right, idx);
+            self.nodes[t as usize].right = a;
+            self.fix(t);
+            (t, b)
+        } else {
+            let (a, b) = self.split_around(self.nodes[t as usize].left, idx);
+            self.nodes[t as usize].left = b;
+            self.fix(t);
+            (a, t)
         }
+    }
+
+    /// Put node `idx` (detached, size 1) into the tree at its place: down
+    /// from the root past every node that outranks it in priority, each
+    /// subtree on the way growing by one, then it takes the place of the
+    /// subtree it reached, split around it into its two children.
+    fn link(&mut self, idx: u32) {
+        let prio = self.nodes[idx as usize].prio;
+        let (mut parent, mut left) = (NIL, false);
+        let mut t = self.root;
+        while t != NIL && self.nodes[t as usize].prio > prio {
+            self.nodes[t as usize].size += 1;
+            left = self.before(idx, t);
+            parent = t;
+            let n = &self.nodes[t as usize];
+            t = if left { n.left } else { n.right };
+        }
+        let (l, r) = self.split_around(t, idx);
+        let n = &mut self.nodes[idx as usize];
+        n.left = l;
+        n.right = r;
+        self.fix(idx);
+        self.attach(parent, left, idx);
+    }
+
+    /// Take node `idx`, which is in the tree, out of it (it stays in the
+    /// arena): down to it from the root, each subtree on the way shrinking
+    /// by one, then its children merged take its place.
+    fn unlink(&mut self, idx: u32) {
+        let (mut parent, mut left) = (NIL, false);
+        let mut t = self.root;
+        while t != idx {
+            debug_assert!(t != NIL, "unlinking a node that is not in the tree");
+            if t == NIL {
+                return;
+            }
+            self.nodes[t as usize].size -= 1;
+            left = self.before(idx, t);
+            parent = t;
+            let n = &self.nodes[t as usize];
+            t = if left { n.left } else { n.right };
+        }
+        let n = &self.nodes[idx as usize];
+        let m = self.merge(n.left, n.right);
+        self.attach(parent, left, m);
+        let n = &mut self.nodes[idx as usize];
+        n.left = NIL;
+        n.right = NIL;
+        n.size = 1;
     }
 
     /// Set a member's score, adding it if absent. Returns the previous score.
@@ -250,7 +309,7 @@ impl ZSetIndex {
             Some(i) => {
                 let old = self.nodes[i as usize].score;
                 if old != score || old.to_bits() != score.to_bits() {
-                    self.root = self.unlink(self.root, old, member);
+                    self.unlink(i);
                     self.nodes[i as usize].score = score;
                     self.link(i);
                 }
@@ -263,7 +322,7 @@ impl ZSetIndex {
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
         let i = self.find(member)?;
         let score = self.nodes[i as usize].score;
-        self.root = self.unlink(self.root, score, member);
+        self.unlink(i);
         self.free(i);
         Some(score)
     }
@@ -1335,6 +1394,9 @@ mod tests {
                 }
                 let n = scores.len();
                 prop_assert_eq!(len(&v), n);
+                if let Value::ZSet(z) = &v {
+                    z.check_tree();
+                }
                 let too_long = scores.keys().any(|m| m.len() > 7);
                 if n > entries || too_long {
                     prop_assert!(matches!(v, Value::ZSet(_)), "should have converted");
