@@ -423,6 +423,25 @@ fn dense_raise(regs: &mut [u8], i: usize, count: u8) -> bool {
 
 // ----- sparse opcodes -----
 
+/// Registers covered by each one-byte opcode (ZERO, VAL); 0 for XZERO, whose
+/// run length needs its second byte.
+const ONE_BYTE_SPAN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut op = 0;
+    while op < 256 {
+        let b = op as u8;
+        t[op] = if b & 0x80 != 0 {
+            (b & 0x3) + 1
+        } else if b & 0xc0 == 0 {
+            (b & 0x3f) + 1
+        } else {
+            0
+        };
+        op += 1;
+    }
+    t
+};
+
 fn is_val(op: u8) -> bool {
     op & 0x80 != 0
 }
@@ -508,7 +527,8 @@ fn sparse_set(
     if count > SPARSE_VAL_MAX_VALUE {
         return promote(v, index, count);
     }
-    // Find the opcode covering `index`.
+    // Find the opcode covering `index`: the registers a one-byte opcode
+    // covers come from a table, so only an XZERO takes a branch of its own.
     let mut p = HEADER_LEN;
     let mut first = 0usize;
     let mut prev = None;
@@ -516,14 +536,11 @@ fn sparse_set(
     let mut oplen = 1;
     while let Some(&op) = v.get(p) {
         oplen = 1;
-        span = if is_zero(op) {
-            zero_len(op)
-        } else if is_val(op) {
-            val_len(op)
-        } else {
+        span = usize::from(ONE_BYTE_SPAN[usize::from(op)]);
+        if span == 0 {
             oplen = 2;
-            xzero_len(op, *v.get(p + 1).ok_or(HllError::Corrupt)?)
-        };
+            span = xzero_len(op, *v.get(p + 1).ok_or(HllError::Corrupt)?);
+        }
         if index < first + span {
             break;
         }

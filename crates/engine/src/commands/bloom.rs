@@ -60,6 +60,10 @@ pub(crate) fn prefetch(table: &keel_store::Table, argv: &[Bytes]) {
     let (Some(name), Some(key), Some(item)) = (argv.first(), argv.get(1), argv.get(2)) else {
         return;
     };
+    // Most commands are neither: one look at the first letter tells.
+    if !matches!(name.first(), Some(b'B' | b'b' | b'C' | b'c')) {
+        return;
+    }
     let adding = if is(name, "BF.ADD") {
         true
     } else if is(name, "BF.EXISTS") {
