@@ -134,10 +134,18 @@ impl MonitorFeed {
     fn within_limits(&self, h: &ClientHandle, s: &mut FeedState, added: usize) -> bool {
         let queued = &h.bufs.output.queued;
         queued.fetch_add(added, Ordering::Relaxed);
-        if s.lines.len() <= crate::outbuf::REPLY_CHUNK_BYTES && !h.bufs.output.is_over() {
+        let small = s.lines.len() <= crate::outbuf::REPLY_CHUNK_BYTES;
+        if small && !h.bufs.output.is_over() && !crate::outbuf::limited(h) {
             return true;
         }
-        if !crate::outbuf::over_limit(h, crate::outbuf::pending_of(h)) {
+        let was_soft = crate::outbuf::soft_pending(h);
+        if !crate::outbuf::over_limit_on_push(h, crate::outbuf::pending_of(h)) {
+            if !was_soft && crate::outbuf::soft_pending(h) {
+                // This push took it past its soft limit: its connection, maybe
+                // waiting on a full socket with nothing else to wake it, must
+                // start counting the soft seconds.
+                h.wake();
+            }
             return true;
         }
         s.closed = true;

@@ -125,6 +125,22 @@ pub fn omem_of(pending: usize) -> usize {
     pending.saturating_sub(REPLY_CHUNK_BYTES)
 }
 
+/// `h`'s output memory as CLIENT LIST's `omem` shows it and the limits judge
+/// it, with `pending` bytes waiting for its socket: what its buffers hold
+/// beyond the fixed reply buffer, counted as Redis counts its reply blocks,
+/// by the space they take (the pending buffer's capacity) rather than the
+/// bytes still in them.
+pub fn omem(h: &ClientHandle, pending: usize) -> usize {
+    let beyond = omem_of(pending);
+    if beyond == 0 {
+        return 0;
+    }
+    h.bufs
+        .out_cap()
+        .saturating_sub(REPLY_CHUNK_BYTES)
+        .max(beyond)
+}
+
 /// The bytes waiting for `h`'s socket as its connection and feed last said.
 pub fn pending_of(h: &ClientHandle) -> usize {
     h.bufs.out_pending() + h.bufs.output.queued.load(Ordering::Relaxed)
@@ -142,6 +158,18 @@ fn now_ms() -> u64 {
 /// The first time it is, the client is marked over and a warning is logged;
 /// the caller closes it (or asks its connection to).
 pub fn over_limit(h: &ClientHandle, pending: usize) -> bool {
+    judge(h, pending, true)
+}
+
+/// [`over_limit`] for a message pushed from another connection: it may start
+/// the soft seconds but never stops them, since its view of the pending
+/// bytes can catch the owner's connection between taking queued messages
+/// and publishing them as pending.
+pub fn over_limit_on_push(h: &ClientHandle, pending: usize) -> bool {
+    judge(h, pending, false)
+}
+
+fn judge(h: &ClientHandle, pending: usize, may_reset: bool) -> bool {
     let state = &h.bufs.output;
     if state.over.load(Ordering::Relaxed) {
         return true;
@@ -153,7 +181,7 @@ pub fn over_limit(h: &ClientHandle, pending: usize) -> bool {
     if hard == 0 && soft == 0 {
         return false;
     }
-    let used = omem_of(pending) as u64;
+    let used = omem(h, pending) as u64;
     let mut close = hard > 0 && used >= hard;
     if !close {
         let since = state.soft_since_ms.load(Ordering::Relaxed);
@@ -165,7 +193,7 @@ pub fn over_limit(h: &ClientHandle, pending: usize) -> bool {
             } else if now.saturating_sub(since) > secs.saturating_mul(1000) {
                 close = true;
             }
-        } else if state.soft_since_ms.load(Ordering::Relaxed) != 0 {
+        } else if may_reset && state.soft_since_ms.load(Ordering::Relaxed) != 0 {
             state.soft_since_ms.store(0, Ordering::Relaxed);
         }
     }
@@ -279,6 +307,33 @@ mod tests {
             .soft_since_ms
             .store(now_ms() - 1500, Ordering::Relaxed);
         assert!(over_limit(&h, REPLY_CHUNK_BYTES + 100));
+    }
+
+    #[test]
+    fn output_memory_is_the_space_the_pending_buffer_takes() {
+        let h = client("normal 0 100000 1");
+        crate::session::BufferStats::set(&h.bufs.out_cap, REPLY_CHUNK_BYTES + 200_000);
+        // 10 bytes beyond the reply buffer, in a buffer 200 KB beyond it: as
+        // CLIENT LIST's omem shows it, past the soft limit.
+        assert_eq!(omem(&h, REPLY_CHUNK_BYTES + 10), 200_000);
+        assert!(!over_limit(&h, REPLY_CHUNK_BYTES + 10));
+        assert!(soft_pending(&h));
+        // Nothing beyond the reply buffer: no output memory, whatever the space.
+        assert_eq!(omem(&h, REPLY_CHUNK_BYTES), 0);
+    }
+
+    #[test]
+    fn a_push_starts_the_soft_seconds_but_never_stops_them() {
+        let h = client("normal 0 100 1");
+        assert!(!over_limit_on_push(&h, REPLY_CHUNK_BYTES + 100));
+        assert!(soft_pending(&h));
+        assert!(!over_limit_on_push(&h, 10));
+        assert!(
+            soft_pending(&h),
+            "a push's low view does not restart the clock"
+        );
+        assert!(!over_limit(&h, 10));
+        assert!(!soft_pending(&h), "the connection's own does");
     }
 
     #[test]

@@ -471,11 +471,7 @@ fn buffer_fields(h: &ClientHandle, argv_mem: usize) -> String {
     let obl = pending.min(REPLY_CHUNK_BYTES);
     let beyond = pending - obl;
     let oll = beyond.div_ceil(REPLY_CHUNK_BYTES);
-    let omem = if beyond > 0 {
-        b.out_cap().saturating_sub(REPLY_CHUNK_BYTES).max(beyond)
-    } else {
-        0
-    };
+    let omem = crate::outbuf::omem(h, pending);
     let own = std::mem::size_of::<ClientHandle>() + std::mem::size_of::<crate::Session>();
     let tot = b.held() + argv_mem + own;
     format!(
