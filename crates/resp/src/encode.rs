@@ -11,53 +11,32 @@ pub enum Protocol {
     Resp3,
 }
 
+#[inline]
 fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     // The whole line in one copy: this runs for every element of every
     // aggregate reply, and three separate puts each paid a capacity check.
+    // Most are one or two digits (bulk lengths, small counts).
+    if (0..100).contains(&n) {
+        let n = n as u8;
+        if n < 10 {
+            out.extend_from_slice(&[prefix, b'0' + n, b'\r', b'\n']);
+        } else {
+            out.extend_from_slice(&[prefix, b'0' + n / 10, b'0' + n % 10, b'\r', b'\n']);
+        }
+        return;
+    }
+    put_long_int_line(out, prefix, n);
+}
+
+fn put_long_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     let mut line = [0u8; 24];
     line[0] = prefix;
-    let len = if (0..10).contains(&n) {
-        line[1] = b'0' + n as u8;
-        2
-    } else {
-        let b = itoa_buf(n);
-        let digits = b.as_slice();
-        line[1..1 + digits.len()].copy_from_slice(digits);
-        1 + digits.len()
-    };
+    let mut b = itoa::Buffer::new();
+    let digits = b.format(n).as_bytes();
+    line[1..1 + digits.len()].copy_from_slice(digits);
+    let len = 1 + digits.len();
     line[len..len + 2].copy_from_slice(b"\r\n");
     out.extend_from_slice(&line[..len + 2]);
-}
-
-struct ItoaBuf {
-    buf: [u8; 20],
-    start: usize,
-}
-
-impl ItoaBuf {
-    fn as_slice(&self) -> &[u8] {
-        &self.buf[self.start..]
-    }
-}
-
-fn itoa_buf(n: i64) -> ItoaBuf {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let neg = n < 0;
-    let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if neg {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    ItoaBuf { buf, start: i }
 }
 
 fn put_bulk(out: &mut BytesMut, data: &[u8]) {
@@ -457,10 +436,15 @@ impl BulkArray {
     }
 
     pub fn finish(mut self) -> Frame {
-        let mut header = BytesMut::with_capacity(HEADER_ROOM);
-        put_int_line(&mut header, b'*', self.count as i64);
-        let start = HEADER_ROOM - header.len();
-        self.buf[start..HEADER_ROOM].copy_from_slice(&header);
+        let mut line = [0u8; HEADER_ROOM];
+        line[0] = b'*';
+        let mut b = itoa::Buffer::new();
+        let digits = b.format(self.count).as_bytes();
+        line[1..1 + digits.len()].copy_from_slice(digits);
+        let len = 1 + digits.len();
+        line[len..len + 2].copy_from_slice(b"\r\n");
+        let start = HEADER_ROOM - (len + 2);
+        self.buf[start..HEADER_ROOM].copy_from_slice(&line[..len + 2]);
         Frame::Encoded(self.buf.freeze().slice(start..))
     }
 }
@@ -650,6 +634,31 @@ mod tests {
             enc(&Frame::Integer(i64::MIN), Protocol::Resp2),
             b":-9223372036854775808\r\n"
         );
+    }
+
+    #[test]
+    fn integer_lines_are_decimal_for_every_width() {
+        let mut probes: Vec<i64> = vec![i64::MIN, i64::MAX, -1, 0];
+        for d in 0..19 {
+            let p = 10i64.pow(d);
+            probes.extend([p - 1, p, p + 1, -p, -p - 1]);
+        }
+        for n in probes {
+            assert_eq!(
+                enc(&Frame::Integer(n), Protocol::Resp2),
+                format!(":{n}\r\n").into_bytes()
+            );
+        }
+        for len in 0..300usize {
+            let data = vec![b'x'; len];
+            let want = [
+                format!("${len}\r\n").into_bytes(),
+                data.clone(),
+                b"\r\n".to_vec(),
+            ]
+            .concat();
+            assert_eq!(enc(&Frame::Bulk(Bytes::from(data)), Protocol::Resp2), want);
+        }
     }
 
     #[test]

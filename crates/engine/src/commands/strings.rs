@@ -509,7 +509,12 @@ fn mget(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let keys = args.rest();
     let now = ctx.now_ms();
     let no_touch = ctx.session.no_touch;
-    let mut out = Vec::with_capacity(keys.len());
+    // While every value so far is a string, the reply is encoded as it is
+    // read (one copy per value, no frame each); a nil's encoding differs
+    // between RESP2 and RESP3, so the first one turns what was encoded into
+    // frames and the rest follows as frames.
+    let mut encoded = Some(keel_resp::BulkArray::new());
+    let mut out = Vec::new();
     for key in keys {
         let table = ctx.table(key)?;
         let entry = if no_touch {
@@ -519,13 +524,34 @@ fn mget(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         };
         let found = entry.is_some();
         // A key of another type reads as nil here, not as an error.
-        let value = entry
-            .and_then(|e| e.value.as_str())
-            .map(|s| Frame::bulk_from_slice(s.as_slice()));
+        let value = entry.and_then(|e| e.value.as_str()).map(|s| s.as_slice());
+        match (&mut encoded, value) {
+            (Some(bulks), Some(v)) => bulks.push(v),
+            (None, Some(v)) => out.push(Frame::bulk_from_slice(v)),
+            (bulks, None) => {
+                if let Some(bulks) = bulks.take() {
+                    out = frames_of(bulks.finish(), keys.len());
+                }
+                out.push(Frame::Null);
+            }
+        }
         ctx.hit_key(key, found);
-        out.push(value.unwrap_or(Frame::Null));
     }
-    Ok(Frame::Array(out))
+    Ok(match encoded {
+        Some(bulks) => bulks.finish(),
+        None => Frame::Array(out),
+    })
+}
+
+/// The elements of an encoded array of bulks, as frames.
+fn frames_of(encoded: Frame, capacity: usize) -> Vec<Frame> {
+    let mut out = Vec::with_capacity(capacity);
+    if let Frame::Encoded(raw) = encoded {
+        if let Ok(Some((Frame::Array(items), _))) = keel_resp::parse_frame(&raw) {
+            out.extend(items);
+        }
+    }
+    out
 }
 
 pub(crate) const MSET: CommandSpec = CommandSpec {
@@ -589,17 +615,31 @@ fn set_pairs(
 }
 
 /// Add `delta` to the integer at `key` (0 when missing), keeping its expiry.
+/// INCR, DECR, INCRBY, DECRBY: one lookup, the value replaced in place (its
+/// TTL kept), the new number formatted on the stack.
 fn incr_by(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) -> Result<Frame, CmdError> {
     let now = ctx.now_ms();
-    let current = match ctx.table(key)?.get(key, now) {
-        None => 0,
+    let table = ctx.table(key)?;
+    let new = match table.get_mut(key, now) {
+        None => {
+            let new = delta;
+            table.insert(
+                key,
+                Value::str(itoa::Buffer::new().format(new).as_bytes()),
+                0,
+                now,
+            );
+            new
+        }
         Some(e) => {
             let s = e.value.as_str().ok_or(CmdError::WrongType)?;
-            keel_store::num::parse_i64(s.as_slice()).ok_or(CmdError::NotInteger)?
+            let current = keel_store::num::parse_i64(s.as_slice()).ok_or(CmdError::NotInteger)?;
+            let new = current.checked_add(delta).ok_or(CmdError::Overflow)?;
+            e.value = Value::str(itoa::Buffer::new().format(new).as_bytes());
+            new
         }
     };
-    let new = current.checked_add(delta).ok_or(CmdError::Overflow)?;
-    replace_keep_ttl(ctx, key, new.to_string().as_bytes())?;
+    ctx.dirty(1);
     ctx.notify(Class::STRING, "incrby", key);
     Ok(Frame::Integer(new))
 }
@@ -1164,6 +1204,56 @@ mod tests {
         t.run(&["MSET", "a", "ohmytext", "b", "mynewtext"]);
         assert_eq!(t.run(&["LCS", "a", "b"]), bulk("mytext"));
         assert_eq!(t.run(&["LCS", "a", "b", "LEN"]), int(6));
+    }
+
+    #[test]
+    fn mget_answers_nil_wherever_a_value_is_missing_or_not_a_string() {
+        let mut t = TestEngine::new();
+        t.run(&["MSET", "a", "1", "b", "2", "c", "3"]);
+        t.run(&["RPUSH", "list", "x"]);
+        let nil = keel_resp::Frame::Null;
+        let arr = keel_resp::Frame::Array;
+        assert_eq!(
+            t.run(&["MGET", "a", "b", "c"]),
+            arr(vec![bulk("1"), bulk("2"), bulk("3")])
+        );
+        assert_eq!(
+            t.run(&["MGET", "nope", "a", "list", "b", "gone", "c"]),
+            arr(vec![
+                nil.clone(),
+                bulk("1"),
+                nil.clone(),
+                bulk("2"),
+                nil.clone(),
+                bulk("3")
+            ])
+        );
+        assert_eq!(
+            t.run(&["MGET", "a", "b", "nope"]),
+            arr(vec![bulk("1"), bulk("2"), nil.clone()])
+        );
+        // RESP3 reads the nils as its null, the strings as before.
+        t.run(&["HELLO", "3"]);
+        let mut raw = bytes::BytesMut::new();
+        let reply = t.engine.execute(
+            &mut t.session,
+            ["MGET", "a", "nope"]
+                .iter()
+                .map(|s| bytes::Bytes::from(s.to_string()))
+                .collect(),
+        );
+        keel_resp::encode(&reply, keel_resp::Protocol::Resp3, &mut raw);
+        assert_eq!(&raw[..], b"*2\r\n$1\r\n1\r\n_\r\n");
+        let reply = t.engine.execute(
+            &mut t.session,
+            ["MGET", "a", "b"]
+                .iter()
+                .map(|s| bytes::Bytes::from(s.to_string()))
+                .collect(),
+        );
+        raw.clear();
+        keel_resp::encode(&reply, keel_resp::Protocol::Resp3, &mut raw);
+        assert_eq!(&raw[..], b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
     }
 
     #[test]

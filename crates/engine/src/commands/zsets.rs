@@ -99,7 +99,12 @@ fn member_frame(m: Vec<u8>) -> Frame {
 /// Members, with their scores if asked: a flat list in RESP2, pairs in RESP3.
 pub(crate) fn pairs_reply(resp3: bool, pairs: Pairs, withscores: bool) -> Frame {
     if !withscores {
-        return Frame::Array(pairs.into_iter().map(|(m, _)| member_frame(m)).collect());
+        // Members alone encode alike in both protocols: straight into one buffer.
+        let mut out = keel_resp::BulkArray::new();
+        for (m, _) in &pairs {
+            out.push(m);
+        }
+        return out.finish();
     }
     if resp3 {
         Frame::Array(
