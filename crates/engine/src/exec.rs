@@ -78,11 +78,13 @@ impl Engine {
     /// guess costs a wasted load, never a wrong result.
     pub fn prefetch(&self, session: &Session, argv: &[Bytes]) {
         if let Some(key) = argv.get(1) {
-            let shard = self.keyspace.shard_of(key);
+            // One hash for the shard and the table.
+            let hash = keel_store::keyspace::hash_key(key);
+            let shard = self.keyspace.shard_of_hash(hash);
             if let Some(guard) = self.keyspace.try_read(shard) {
                 if session.db < guard.databases() {
                     let table = guard.db_ref(session.db);
-                    table.prefetch(key);
+                    table.prefetch_hashed(hash);
                     crate::commands::bloom::prefetch(table, argv);
                 }
             }

@@ -294,7 +294,11 @@ impl Table {
     /// command that runs a little later finds its entry in cache. Probing the
     /// control bytes and indexes is cheap; the entry itself is the usual cache miss.
     pub fn prefetch(&self, key: &[u8]) {
-        let hash = hash_key(key);
+        self.prefetch_hashed(hash_key(key));
+    }
+
+    /// [`Table::prefetch`] for a key whose [`hash_key`] the caller has.
+    pub fn prefetch_hashed(&self, hash: u64) {
         let slab = &self.slab;
         let _ = self.map.find(hash, |&i| {
             if let Some(e) = slab.get(i) {
@@ -1061,7 +1065,16 @@ impl Keyspace {
         if self.shard_bits == 0 {
             return 0;
         }
-        ((hash_key(key) >> (57 - self.shard_bits)) as usize) & (self.shards.len() - 1)
+        self.shard_of_hash(hash_key(key))
+    }
+
+    /// The shard of a key whose [`hash_key`] is `hash`.
+    #[inline]
+    pub fn shard_of_hash(&self, hash: u64) -> usize {
+        if self.shard_bits == 0 {
+            return 0;
+        }
+        ((hash >> (57 - self.shard_bits)) as usize) & (self.shards.len() - 1)
     }
 
     /// The shard, held exclusively.
