@@ -4,12 +4,13 @@
 //! A request costs one `epoll_pwait` (shared by every connection it finds
 //! ready), one `recvfrom` and one `sendto`, and nothing else: no task to
 //! schedule, no timer to arm, no waker to register. The loop serves a
-//! connection for as long as all it waits for is its socket's next bytes.
-//! When it comes to wait for anything else (a blocked command, CLIENT PAUSE,
-//! the AOF's fsync under `appendfsync always`, a socket that takes no more
-//! replies, push messages), the loop hands it, buffers and parse state
-//! included, to the worker's tokio runtime, which serves it from that step
-//! on until it closes.
+//! connection for as long as all it waits for is its socket's next bytes or
+//! its push messages (pub/sub, invalidations, MONITOR lines: the feed wakes
+//! the loop for it). When it comes to wait for anything else (a blocked
+//! command, CLIENT PAUSE, the AOF's fsync under `appendfsync always`, a
+//! socket that takes no more replies), the loop hands it, buffers and parse
+//! state included, to the worker's tokio runtime, which serves it from that
+//! step on until it closes.
 //!
 //! Other threads reach the loop through [`LoopShared`]: the acceptor's new
 //! connections, and wake-ups of one connection (CLIENT KILL, the clients
@@ -21,6 +22,7 @@
 //! connection that has since closed never reaches the slot's next one.
 
 use super::*;
+use std::future::Future;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::AtomicBool;
 
@@ -137,6 +139,20 @@ struct Client {
     session: Session,
     st: ConnState,
     generation: u32,
+    /// Wakes the loop for this connection: given to its push feed.
+    waker: std::task::Waker,
+}
+
+/// A push feed's way back to the loop: it queues the connection's token.
+struct FeedWaker {
+    shared: Arc<LoopShared>,
+    token: u64,
+}
+
+impl std::task::Wake for FeedWaker {
+    fn wake(self: Arc<Self>) {
+        self.shared.wake(self.token);
+    }
 }
 
 /// What the loop does with a connection after looking at it.
@@ -246,11 +262,7 @@ impl EventLoop {
                     let st = &mut client.st;
                     give_back_buffers(engine, &client.handle, &mut st.rbuf, Some(&mut st.wbuf));
                 }
-                if client.session.has_push_feed() {
-                    Outcome::Handoff(Step::Continue)
-                } else {
-                    Outcome::Keep
-                }
+                serve_pushes(engine, client)
             };
             self.settle(engine, epoll, token, outcome);
         }
@@ -291,6 +303,10 @@ impl EventLoop {
         let token = (u64::from(generation) << 32) | slot as u64;
         let shared = self.shared.clone();
         *session.handle.waker.lock() = Some(Box::new(move || shared.wake(token)));
+        let waker = std::task::Waker::from(Arc::new(FeedWaker {
+            shared: self.shared.clone(),
+            token,
+        }));
         let fd = stream.as_raw_fd();
         let handle = session.handle.clone();
         let st = ConnState::new(&handle);
@@ -300,6 +316,7 @@ impl EventLoop {
             session,
             st,
             generation,
+            waker,
         });
         if handle_killed(&self.conns[slot]) || epoll.add(fd, token).is_err() {
             self.close(engine, epoll, token);
@@ -367,6 +384,10 @@ impl EventLoop {
             .enumerate()
             .filter_map(|(slot, c)| {
                 let c = c.as_ref()?;
+                // Monitors and subscribers never time out, as in Redis.
+                if c.session.monitor.is_some() || keel_engine::pubsub::subscribed(&c.session) {
+                    return None;
+                }
                 let last = c.handle.last_interaction_ms.load(Ordering::Relaxed);
                 (now.saturating_sub(last) >= limit)
                     .then_some((u64::from(c.generation) << 32) | slot as u64)
@@ -417,6 +438,10 @@ fn serve_readable(engine: &Engine, client: &mut Client) -> Outcome {
     }
     BufferStats::set(&bufs.qbuf, rbuf.len());
     BufferStats::raise(&bufs.qbuf_peak, rbuf.len());
+    if let Some(feed) = handle.pushes.get() {
+        // Messages that arrived before these commands go out before their replies.
+        flush_messages(feed, wbuf);
+    }
     count_read(engine, n);
     let mut step = process(engine, session, rbuf, wbuf, progress, pending, false);
     loop {
@@ -455,12 +480,47 @@ fn serve_readable(engine: &Engine, client: &mut Client) -> Outcome {
     if rbuf.len() as i64 > engine.config.query_buffer_limit() {
         return Outcome::Close;
     }
-    if session.has_push_feed() {
-        // It subscribed, or asked for invalidations: the runtime waits for
-        // its messages and its socket together.
-        return Outcome::Handoff(Step::Continue);
+    if !session.has_push_feed() {
+        return Outcome::Keep;
     }
-    Outcome::Keep
+    serve_pushes(engine, client)
+}
+
+/// Write what the connection's push feed holds (MONITOR's lines are dropped
+/// while its replies are off, other pushes are not), then have the feed wake
+/// the loop when more comes. A socket that takes no more hands the
+/// connection to the runtime.
+#[inline(never)]
+fn serve_pushes(engine: &Engine, client: &mut Client) -> Outcome {
+    let Some(feed) = client.session.push_feed() else {
+        return Outcome::Keep;
+    };
+    let fd = client.stream.as_raw_fd();
+    let mut cx = std::task::Context::from_waker(&client.waker);
+    loop {
+        if feed.is_closed() {
+            return Outcome::Keep;
+        }
+        let wbuf = &mut client.st.wbuf;
+        let off = client.session.reply_flags & keel_engine::session::REPLY_OFF != 0;
+        if off && client.session.monitor.is_some() {
+            let mut dropped = BytesMut::new();
+            feed.take_into(&mut dropped);
+        } else {
+            feed.take_into(wbuf);
+        }
+        if !wbuf.is_empty() {
+            match write_now(engine, &client.handle, fd, wbuf) {
+                Ok(true) => {}
+                Ok(false) => return Outcome::Handoff(Step::Continue),
+                Err(_) => return Outcome::Close,
+            }
+        }
+        let mut ready = feed.ready();
+        if std::pin::Pin::new(&mut ready).poll(&mut cx).is_pending() {
+            return Outcome::Keep;
+        }
+    }
 }
 
 /// Write what the socket takes of `wbuf` now. True when all of it went;
