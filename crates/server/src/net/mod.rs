@@ -194,6 +194,24 @@ pub(crate) enum RuntimeWork {
     Resume(reactor::Handoff),
 }
 
+/// Give `work` to a worker's runtime; a runtime that is gone drops the
+/// connection, which leaves the worker's count and the client list.
+fn to_runtime(
+    engine: &Engine,
+    runtime: &mpsc::UnboundedSender<RuntimeWork>,
+    load: &AtomicUsize,
+    work: RuntimeWork,
+) {
+    if let Err(mpsc::error::SendError(lost)) = runtime.send(work) {
+        load.fetch_sub(1, Ordering::Relaxed);
+        let mut session = match lost {
+            RuntimeWork::New(i) => i.session,
+            RuntimeWork::Resume(h) => h.session,
+        };
+        engine.disconnect(&mut session);
+    }
+}
+
 /// The acceptor's side of one worker.
 pub struct WorkerLink {
     events: Arc<reactor::LoopShared>,
@@ -564,13 +582,9 @@ fn admit(
     // Plain TCP goes to the worker's event loop, TLS to its runtime.
     if incoming.tls.is_none() {
         worker.events.send(incoming);
-    } else if let Err(mpsc::error::SendError(lost)) =
-        worker.runtime.send(RuntimeWork::New(incoming))
-    {
-        worker.load.fetch_sub(1, Ordering::Relaxed);
-        if let RuntimeWork::New(mut lost) = lost {
-            engine.disconnect(&mut lost.session);
-        }
+    } else {
+        let work = RuntimeWork::New(incoming);
+        to_runtime(engine, &worker.runtime, &worker.load, work);
     }
 }
 
@@ -610,13 +624,8 @@ async fn serve(
     mut session: Session,
     tls: Option<crate::tls::TlsAcceptor>,
 ) {
-    let mut stream = match TcpStream::from_std(stream) {
-        Ok(s) => s,
-        Err(e) => {
-            crate::warn!("cannot set up connection from {}: {e}", session.handle.addr);
-            engine.disconnect(&mut session);
-            return;
-        }
+    let Some(mut stream) = on_runtime(&engine, stream, &mut session) else {
+        return;
     };
     set_up_socket(&engine, &stream, &session);
     let wake = runtime_waker(&session);
@@ -644,6 +653,22 @@ async fn serve(
     // Gone from CLIENT LIST before the client sees the close, as in Redis,
     // where freeing a client does both at once.
     engine.disconnect(&mut session);
+}
+
+/// The socket registered with this runtime; on failure the client is let go.
+fn on_runtime(
+    engine: &Engine,
+    stream: std::net::TcpStream,
+    session: &mut Session,
+) -> Option<TcpStream> {
+    match TcpStream::from_std(stream) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            crate::warn!("cannot set up connection from {}: {e}", session.handle.addr);
+            engine.disconnect(session);
+            None
+        }
+    }
 }
 
 /// Options every client socket gets, and its descriptor for CLIENT LIST.
@@ -688,13 +713,8 @@ async fn resume(engine: Arc<Engine>, h: reactor::Handoff) {
         mut st,
         step,
     } = h;
-    let mut stream = match TcpStream::from_std(stream) {
-        Ok(s) => s,
-        Err(e) => {
-            crate::warn!("cannot set up connection from {}: {e}", session.handle.addr);
-            engine.disconnect(&mut session);
-            return;
-        }
+    let Some(mut stream) = on_runtime(&engine, stream, &mut session) else {
+        return;
     };
     let wake = runtime_waker(&session);
     // A wake while the connection had no waker: look at what it was for.

@@ -282,11 +282,7 @@ impl EventLoop {
                 session,
                 tls,
             });
-            if let Err(mpsc::error::SendError(RuntimeWork::New(mut lost))) = self.runtime.send(work)
-            {
-                self.load.fetch_sub(1, Ordering::Relaxed);
-                engine.disconnect(&mut lost.session);
-            }
+            to_runtime(engine, &self.runtime, &self.load, work);
             return;
         }
         set_up_socket(engine, &stream, &session);
@@ -309,6 +305,7 @@ impl EventLoop {
         }));
         let fd = stream.as_raw_fd();
         let handle = session.handle.clone();
+        let killed = handle.is_killed();
         let st = ConnState::new(&handle);
         self.conns[slot] = Some(Client {
             stream,
@@ -318,7 +315,7 @@ impl EventLoop {
             generation,
             waker,
         });
-        if handle_killed(&self.conns[slot]) || epoll.add(fd, token).is_err() {
+        if killed || epoll.add(fd, token).is_err() {
             self.close(engine, epoll, token);
         }
     }
@@ -352,11 +349,7 @@ impl EventLoop {
             st,
             step,
         });
-        if let Err(mpsc::error::SendError(RuntimeWork::Resume(mut lost))) = self.runtime.send(work)
-        {
-            self.load.fetch_sub(1, Ordering::Relaxed);
-            engine.disconnect(&mut lost.session);
-        }
+        to_runtime(engine, &self.runtime, &self.load, work);
     }
 
     /// Take the connection of `token` out of the loop.
@@ -397,10 +390,6 @@ impl EventLoop {
             self.close(engine, epoll, token);
         }
     }
-}
-
-fn handle_killed(c: &Option<Client>) -> bool {
-    c.as_ref().is_some_and(|c| c.handle.is_killed())
 }
 
 /// The connection's socket is readable: read what arrived, run every
