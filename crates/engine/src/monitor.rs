@@ -134,8 +134,11 @@ impl MonitorFeed {
     fn within_limits(&self, h: &ClientHandle, s: &mut FeedState, added: usize) -> bool {
         let queued = &h.bufs.output.queued;
         queued.fetch_add(added, Ordering::Relaxed);
+        // A connection not stuck on its socket judges its limits itself when
+        // it writes what it takes; only one that is stuck needs the push to.
         let small = s.lines.len() <= crate::outbuf::REPLY_CHUNK_BYTES;
-        if small && !h.bufs.output.is_over() && !crate::outbuf::limited(h) {
+        let stuck = h.bufs.out_pending() > 0;
+        if small && !h.bufs.output.is_over() && !(stuck && crate::outbuf::limited(h)) {
             return true;
         }
         let was_soft = crate::outbuf::soft_pending(h);
