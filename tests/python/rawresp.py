@@ -27,6 +27,15 @@ class Verbatim(bytes):
     """A RESP3 verbatim string (the format prefix removed)."""
 
 
+def encode(*args):
+    """A command as a client sends it: a multibulk of its words."""
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
 class Raw:
     """A bare RESP connection, to see exact reply types and the socket closing."""
 
@@ -35,11 +44,7 @@ class Raw:
         self.f = self.sock.makefile("rb")
 
     def send(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.sock.sendall(out)
+        self.sock.sendall(encode(*args))
 
     def read(self):
         line = self.f.readline()

@@ -7,14 +7,7 @@ import threading
 import time
 
 from rawresp import Push, Raw
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+from rawresp import encode as resp
 
 
 def test_replies_past_a_full_socket_arrive_whole_and_in_order(server, r):
