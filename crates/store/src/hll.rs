@@ -442,6 +442,26 @@ const ONE_BYTE_SPAN: [u8; 256] = {
     t
 };
 
+/// The registers eight opcodes cover when each is one byte (ZERO or VAL):
+/// the sum of their spans, found in a few word operations; `None` if one of
+/// them is an XZERO (its span needs its second byte).
+#[inline]
+fn eight_spans(ops: &[u8]) -> Option<usize> {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let w = u64::from_le_bytes(ops.try_into().ok()?);
+    // XZERO is 01xxxxxx: bit 7 clear, bit 6 (shifted up to 7 here) set.
+    if !w & (w << 1) & (LOW << 7) != 0 {
+        return None;
+    }
+    // A VAL (bit 7 set) covers (op & 0x03) + 1 registers, a ZERO (op & 0x3f) + 1.
+    let vals = (w >> 7) & LOW;
+    let spans = (w & ((LOW * 0x3f) ^ (vals * 0x3c))) + LOW;
+    // Each span is at most 64: add byte pairs into 16-bit lanes, then the lanes.
+    const PAIRS: u64 = 0x00ff_00ff_00ff_00ff;
+    let lanes = (spans & PAIRS) + ((spans >> 8) & PAIRS);
+    Some((lanes.wrapping_mul(0x0001_0001_0001_0001) >> 48) as usize)
+}
+
 fn is_val(op: u8) -> bool {
     op & 0x80 != 0
 }
@@ -534,7 +554,17 @@ fn sparse_set(
     let mut prev = None;
     let mut span = 0usize;
     let mut oplen = 1;
-    while let Some(&op) = v.get(p) {
+    while p < v.len() {
+        // Eight one-byte opcodes wholly before `index` are passed over at once.
+        while let Some(sum) = v.get(p..p + 8).and_then(eight_spans) {
+            if index < first + sum {
+                break;
+            }
+            first += sum;
+            prev = Some(p + 7);
+            p += 8;
+        }
+        let Some(&op) = v.get(p) else { break };
         oplen = 1;
         span = usize::from(ONE_BYTE_SPAN[usize::from(op)]);
         if span == 0 {
@@ -764,6 +794,16 @@ mod tests {
         }
         let c = count(&v).unwrap() as f64;
         assert!((c - 100_000.0).abs() / 100_000.0 < 0.02, "{c}");
+    }
+
+    proptest! {
+        /// The eight-at-once span sum is the table's, or declines on an XZERO.
+        #[test]
+        fn eight_spans_add_the_table_up(ops in prop::array::uniform8(any::<u8>())) {
+            let xzero = ops.iter().any(|&op| is_xzero(op));
+            let table: usize = ops.iter().map(|&op| usize::from(ONE_BYTE_SPAN[usize::from(op)])).sum();
+            prop_assert_eq!(eight_spans(&ops), (!xzero).then_some(table));
+        }
     }
 
     proptest! {
