@@ -145,10 +145,7 @@ pub fn random_repeats(
 
 /// Append `data` as a bulk string to an encoded reply.
 pub fn put_bulk(buf: &mut bytes::BytesMut, data: &[u8]) {
-    use std::fmt::Write as _;
-    let _ = write!(buf, "${}\r\n", data.len());
-    buf.extend_from_slice(data);
-    buf.extend_from_slice(b"\r\n");
+    keel_resp::put_bulk(buf, data);
 }
 
 /// The count of HRANDFIELD WITHVALUES and ZRANDMEMBER WITHSCORES: Redis bounds

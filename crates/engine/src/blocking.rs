@@ -457,7 +457,7 @@ impl Engine {
                         continue;
                     };
                     let mut stand_in = stand_in_for(handle, db, proto, id, &key);
-                    let (reply, ready) = self.execute_once(&mut stand_in, argv, &mut tick);
+                    let (reply, ready) = self.execute_once(&mut stand_in, &argv, &mut tick, None);
                     queue_ready(&mut work, ready);
                     if !settle(&mut stand_in, reply) {
                         break;

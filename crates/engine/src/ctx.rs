@@ -4,7 +4,7 @@
 use crate::engine::Engine;
 use crate::error::CmdError;
 use crate::session::Session;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use keel_resp::Protocol;
 use keel_store::{Shard, Table};
 use keel_store::{ShardGuard, ShardReadGuard};
@@ -96,6 +96,22 @@ impl<'a> Guards<'a> {
     }
 }
 
+/// The reply `data` (a bulk string, or nil when absent): a string is encoded
+/// straight into `out` when the handler took the connection's output (and
+/// the reply is then empty: it is sent already), copied into a frame when not.
+#[inline]
+pub fn bulk_frame(out: Option<&mut BytesMut>, data: Option<&[u8]>) -> keel_resp::Frame {
+    match (out, data) {
+        (Some(buf), Some(data)) => {
+            keel_resp::put_bulk(buf, data);
+            keel_resp::Frame::Encoded(Bytes::new())
+        }
+        (_, data) => data.map_or(keel_resp::Frame::Null, |d| {
+            keel_resp::Frame::Bulk(Bytes::copy_from_slice(d))
+        }),
+    }
+}
+
 pub struct Ctx<'a> {
     pub engine: &'a Engine,
     pub session: &'a mut Session,
@@ -135,6 +151,11 @@ pub struct Ctx<'a> {
     /// change, an event to publish): the executor throws its reply away and
     /// runs it again holding the shard exclusively.
     pub(crate) must_write: Option<Upgrade>,
+    /// The connection's output, while the command runs for its own client at
+    /// the top level with every reply sent: a reply read out of a value can
+    /// be encoded straight into it instead of being copied into a frame
+    /// first (see [`Ctx::bulk_reply`]).
+    pub(crate) out: Option<&'a mut BytesMut>,
 }
 
 /// Why a command that held its shard shared ran again exclusively.
@@ -149,6 +170,26 @@ pub(crate) enum Upgrade {
 }
 
 impl<'a> Ctx<'a> {
+    /// Take the connection's output for a handler that reads a value and
+    /// replies with it (see [`bulk_frame`]); the handler gives it back with
+    /// [`Ctx::give_out`]. `None` inside EXEC and scripts, and whenever the
+    /// reply is not sent as it is.
+    #[inline]
+    pub fn take_out(&mut self) -> Option<&'a mut BytesMut> {
+        if self.nested == 0 {
+            self.out.take()
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    pub fn give_out(&mut self, out: Option<&'a mut BytesMut>) {
+        if out.is_some() {
+            self.out = out;
+        }
+    }
+
     pub fn now_ms(&self) -> u64 {
         self.tick.now_ms()
     }

@@ -15,7 +15,7 @@ use crate::error::CmdError;
 use crate::session::Session;
 use crate::spec::{Flags, Keys};
 use crate::stats::bump;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use keel_resp::Frame;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
@@ -94,18 +94,28 @@ impl Engine {
     /// Run one command for `session` and return its reply.
     pub fn execute(&self, session: &mut Session, argv: Vec<Bytes>) -> Frame {
         let mut tick = Tick::new(&*self.clock);
-        self.execute_with(session, argv, &mut tick)
+        self.execute_with(session, &argv, &mut tick, None)
     }
 
     /// Run one command of a batch that shares `tick` (see [`Tick`]). Clients
     /// blocked on keys the command filled are served before it returns.
-    pub fn execute_with(&self, session: &mut Session, argv: Vec<Bytes>, tick: &mut Tick) -> Frame {
+    ///
+    /// `out` is the connection's output buffer, given when every reply of
+    /// the client is sent: a handler may encode its reply there itself, and
+    /// then returns an empty [`Frame::Encoded`].
+    pub fn execute_with(
+        &self,
+        session: &mut Session,
+        argv: &[Bytes],
+        tick: &mut Tick,
+        out: Option<&mut BytesMut>,
+    ) -> Frame {
         // CLIENT CACHING covers one command (see crate::tracking::end_caching).
         let caching = (session.tracking & crate::tracking::CACHING != 0).then(|| {
             argv.first()
                 .is_some_and(|n| n.eq_ignore_ascii_case(b"CLIENT"))
         });
-        let (reply, ready) = self.execute_once(session, argv, tick);
+        let (reply, ready) = self.execute_once(session, argv, tick, out);
         if let Some(was_client) = caching {
             crate::tracking::end_caching(session, was_client);
         }
@@ -120,39 +130,40 @@ impl Engine {
     pub(crate) fn execute_once(
         &self,
         session: &mut Session,
-        argv: Vec<Bytes>,
+        argv: &[Bytes],
         tick: &mut Tick,
+        out: Option<&mut BytesMut>,
     ) -> (Frame, Vec<Bytes>) {
-        let id = match self.resolve(&argv) {
+        let id = match self.resolve(argv) {
             Ok(id) => id,
             Err(e) => {
                 if session.multi.is_some() {
                     session.multi_error = true;
                 }
-                return (self.rejected(&argv, None, e), Vec::new());
+                return (self.rejected(argv, None, e), Vec::new());
             }
         };
         let spec = self.commands.specs[id];
         if !session.authenticated && !spec.flags.contains(Flags::NO_AUTH) {
-            return (self.rejected(&argv, Some(id), CmdError::NoAuth), Vec::new());
+            return (self.rejected(argv, Some(id), CmdError::NoAuth), Vec::new());
         }
         if session.user.as_ref().is_some_and(|u| !u.free()) {
-            if let Err(e) = crate::acl::admit_top(self, session, id, &argv) {
-                return (self.rejected(&argv, Some(id), e), Vec::new());
+            if let Err(e) = crate::acl::admit_top(self, session, id, argv) {
+                return (self.rejected(argv, Some(id), e), Vec::new());
             }
         }
         if self.scripting.busy.any() {
             if spec.name == "SHUTDOWN" {
-                return (self.shutdown_busy(session, &argv), Vec::new());
+                return (self.shutdown_busy(session, argv), Vec::new());
             }
             if !spec.flags.contains(Flags::ALLOW_BUSY) {
                 let e = CmdError::msg(self.scripting.busy.refusal());
-                return (self.rejected(&argv, Some(id), e), Vec::new());
+                return (self.rejected(argv, Some(id), e), Vec::new());
             }
         }
         if self.monitors.active() && session.monitor.is_some() {
             if let Some(e) = crate::monitor::refuse(spec) {
-                return (self.rejected(&argv, Some(id), e), Vec::new());
+                return (self.rejected(argv, Some(id), e), Vec::new());
             }
         }
         if session.pubsub.is_some()
@@ -160,25 +171,25 @@ impl Engine {
             && crate::pubsub::subscribed(session)
         {
             if let Some(e) = crate::pubsub::refuse(spec.name, self.commands.full_name(id)) {
-                return (self.rejected(&argv, Some(id), e), Vec::new());
+                return (self.rejected(argv, Some(id), e), Vec::new());
             }
         }
         if self.config.ops.evict.maxmemory() != 0 && crate::evict::refuses(self, session, spec) {
             let e = crate::evict::refusal(self, session, spec);
-            return (self.rejected(&argv, Some(id), e), Vec::new());
+            return (self.rejected(argv, Some(id), e), Vec::new());
         }
         if spec.flags.contains(Flags::WRITE)
             && self.persist.writes_refused.load(Ordering::Relaxed)
             && session.multi.is_none()
         {
             return (
-                self.rejected(&argv, Some(id), CmdError::Other(MISCONF.into())),
+                self.rejected(argv, Some(id), CmdError::Other(MISCONF.into())),
                 Vec::new(),
             );
         }
         if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
             session.handle.last_cmd.store(id, Ordering::Relaxed);
-            session.postponed = Some(argv);
+            session.postponed = Some(argv.to_vec());
             return (Frame::Null, Vec::new());
         }
         if let Some(queue) = session.multi.as_mut() {
@@ -186,9 +197,9 @@ impl Engine {
                 if spec.flags.contains(Flags::NO_MULTI) {
                     session.multi_error = true;
                     let e = CmdError::NotAllowedInMulti;
-                    return (self.rejected(&argv, Some(id), e), Vec::new());
+                    return (self.rejected(argv, Some(id), e), Vec::new());
                 }
-                queue.push(argv);
+                queue.push(argv.to_vec());
                 session
                     .handle
                     .multi_queued
@@ -203,7 +214,7 @@ impl Engine {
             .store(tick.now_ms(), Ordering::Relaxed);
         let paused = self.pause.active();
         let shared = !paused && self.commands.runs_shared(id);
-        let mut guards = self.lock_for(session, spec.keys, spec.flags, &argv, shared);
+        let mut guards = self.lock_for(session, spec.keys, spec.flags, argv, shared);
         let held = paused && crate::pause::hold_expired(self, &mut guards, tick.now_ms());
         let mut ctx = Ctx {
             engine: self,
@@ -223,8 +234,10 @@ impl Engine {
             in_script: false,
             wakes_none: false,
             must_write: None,
+            out,
         };
-        let mut reply = run(&mut ctx, id, &argv);
+        let written = ctx.out.as_ref().map_or(0, |o| o.len());
+        let mut reply = run(&mut ctx, id, argv);
         if let Some(why) = ctx.must_write.take() {
             // It held its shard shared and found it must change it: nothing
             // was changed, counted or shown yet; run it again exclusively.
@@ -232,11 +245,17 @@ impl Engine {
                 self.commands.run_exclusive(id);
             }
             ctx.guards = Guards::None;
-            ctx.guards = self.lock_for(ctx.session, spec.keys, spec.flags, &argv, false);
+            ctx.guards = self.lock_for(ctx.session, spec.keys, spec.flags, argv, false);
             ctx.hits = 0;
             ctx.misses = 0;
-            reply = run(&mut ctx, id, &argv);
+            if let Some(o) = ctx.out.as_mut() {
+                o.truncate(written);
+            }
+            reply = run(&mut ctx, id, argv);
         }
+        // Whatever runs from here (clients served by this write) replies to
+        // other clients.
+        ctx.out = None;
         tick.last = ctx.tick.last;
         finish(&mut ctx);
         if held {

@@ -39,7 +39,11 @@ fn put_long_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     out.extend_from_slice(&line[..len + 2]);
 }
 
-fn put_bulk(out: &mut BytesMut, data: &[u8]) {
+/// A bulk string (`$3\r\nfoo\r\n`), the same in RESP2 and RESP3.
+#[inline]
+pub fn put_bulk(out: &mut BytesMut, data: &[u8]) {
+    // One reservation for the whole reply, so the copies below never grow it.
+    out.reserve(data.len() + 24);
     put_int_line(out, b'$', data.len() as i64);
     out.put_slice(data);
     out.put_slice(b"\r\n");

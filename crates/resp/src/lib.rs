@@ -15,9 +15,9 @@ mod frame;
 mod request;
 
 pub use decode::{frame_len, parse_frame, FrameError};
-pub use encode::{encode, encode_command, encode_double, BulkArray, Protocol};
+pub use encode::{encode, encode_command, encode_double, put_bulk, BulkArray, Protocol};
 pub use frame::Frame;
 pub use request::{
-    parse_request, parse_request_resuming, split_args, Progress, ProtocolError, Request,
-    RequestLimits, MAX_INLINE_BYTES, MAX_MULTIBULK_LEN,
+    parse_request, parse_request_into, parse_request_resuming, split_args, Parsed, Progress,
+    ProtocolError, Request, RequestLimits, MAX_INLINE_BYTES, MAX_MULTIBULK_LEN,
 };

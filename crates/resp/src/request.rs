@@ -102,14 +102,48 @@ pub fn parse_request_resuming(
     limits: &RequestLimits,
     progress: &mut Option<Progress>,
 ) -> Result<Option<Request>, ProtocolError> {
-    if let Some(p) = progress.take() {
-        return parse_multibulk_args(buf, limits, p, progress);
+    let mut args = Vec::new();
+    Ok(
+        parse_request_into(buf, limits, progress, &mut args)?.map(|parsed| match parsed {
+            Parsed::Ranges { consumed } => Request::Ranges { args, consumed },
+            Parsed::Owned { args, consumed } => Request::Owned { args, consumed },
+        }),
+    )
+}
+
+/// A request parsed by [`parse_request_into`]: its argument ranges were
+/// appended to the caller's list, or (inline, possibly unquoted) it owns them.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Ranges { consumed: usize },
+    Owned { args: Vec<Vec<u8>>, consumed: usize },
+}
+
+/// [`parse_request_resuming`] that appends a multibulk's argument ranges to
+/// `ranges`, a list the caller keeps from one request to the next, so that
+/// parsing a request allocates nothing. On `Ok(None)` or an error, `ranges`
+/// is as it was (an incomplete request's ranges go into the progress).
+pub fn parse_request_into(
+    buf: &[u8],
+    limits: &RequestLimits,
+    progress: &mut Option<Progress>,
+    ranges: &mut Vec<(usize, usize)>,
+) -> Result<Option<Parsed>, ProtocolError> {
+    let base = ranges.len();
+    let parsed = if let Some(p) = progress.take() {
+        ranges.extend_from_slice(&p.args);
+        parse_multibulk_args(buf, limits, p.count, p.pos, base, ranges, progress)
+    } else {
+        match buf.first() {
+            None => return Ok(None),
+            Some(b'*') => parse_multibulk(buf, limits, base, ranges, progress),
+            Some(_) => parse_inline(buf),
+        }
+    };
+    if !matches!(parsed, Ok(Some(Parsed::Ranges { .. }))) {
+        ranges.truncate(base);
     }
-    match buf.first() {
-        None => Ok(None),
-        Some(b'*') => parse_multibulk(buf, limits, progress),
-        Some(_) => parse_inline(buf),
-    }
+    parsed
 }
 
 /// The common case of a length line, read in one pass: up to 18 digits at
@@ -183,8 +217,10 @@ pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
 fn parse_multibulk(
     buf: &[u8],
     limits: &RequestLimits,
+    base: usize,
+    ranges: &mut Vec<(usize, usize)>,
     progress: &mut Option<Progress>,
-) -> Result<Option<Request>, ProtocolError> {
+) -> Result<Option<Parsed>, ProtocolError> {
     let (count, eol) = match short_length(buf, 1) {
         Some(found) => found,
         None => {
@@ -206,34 +242,37 @@ fn parse_multibulk(
     }
     let pos = eol + 2;
     if count <= 0 {
-        return Ok(Some(Request::Ranges {
-            args: Vec::new(),
-            consumed: pos,
-        }));
+        return Ok(Some(Parsed::Ranges { consumed: pos }));
     }
     // Reserve no more than the bytes present could hold: each argument takes at
     // least four bytes (`$0\r\n`), so a huge claimed count costs nothing up front.
     let plausible = (buf.len() - pos) / 4 + 1;
-    let args = Vec::with_capacity((count as usize).min(plausible).min(1024));
-    parse_multibulk_args(buf, limits, Progress { count, args, pos }, progress)
+    ranges.reserve((count as usize).min(plausible).min(1024));
+    parse_multibulk_args(buf, limits, count, pos, base, ranges, progress)
 }
 
-/// Parse the bulk arguments of a multibulk whose header has been read.
+/// Parse the bulk arguments of a multibulk whose header has been read, from
+/// `pos`; the request's ranges found so far are those of `ranges` past `base`.
 fn parse_multibulk_args(
     buf: &[u8],
     limits: &RequestLimits,
-    from: Progress,
+    count: i64,
+    mut pos: usize,
+    base: usize,
+    ranges: &mut Vec<(usize, usize)>,
     progress: &mut Option<Progress>,
-) -> Result<Option<Request>, ProtocolError> {
-    let Progress {
-        count,
-        mut args,
-        mut pos,
-    } = from;
-    while (args.len() as i64) < count {
+) -> Result<Option<Parsed>, ProtocolError> {
+    let mut incomplete = |pos: usize, ranges: &mut Vec<(usize, usize)>| {
+        *progress = Some(Progress {
+            count,
+            args: ranges[base..].to_vec(),
+            pos,
+        });
+        Ok(None)
+    };
+    while ((ranges.len() - base) as i64) < count {
         let Some(&first) = buf.get(pos) else {
-            *progress = Some(Progress { count, args, pos });
-            return Ok(None);
+            return incomplete(pos, ranges);
         };
         if first != b'$' {
             return Err(ProtocolError::ExpectedDollar(char::from(first)));
@@ -245,8 +284,7 @@ fn parse_multibulk_args(
                     if buf.len() - pos > MAX_INLINE_BYTES {
                         return Err(ProtocolError::TooBigBulkString);
                     }
-                    *progress = Some(Progress { count, args, pos });
-                    return Ok(None);
+                    return incomplete(pos, ranges);
                 };
                 let len = parse_i64(&buf[pos + 1..eol]).ok_or(ProtocolError::InvalidBulkLength)?;
                 (len, eol)
@@ -263,22 +301,18 @@ fn parse_multibulk_args(
             .checked_add(len as usize)
             .ok_or(ProtocolError::InvalidBulkLength)?;
         if buf.len() < end + 2 {
-            *progress = Some(Progress { count, args, pos });
-            return Ok(None);
+            return incomplete(pos, ranges);
         }
         if &buf[end..end + 2] != b"\r\n" {
             return Err(ProtocolError::InvalidBulkLength);
         }
-        args.push((start, end));
+        ranges.push((start, end));
         pos = end + 2;
     }
-    Ok(Some(Request::Ranges {
-        args,
-        consumed: pos,
-    }))
+    Ok(Some(Parsed::Ranges { consumed: pos }))
 }
 
-fn parse_inline(buf: &[u8]) -> Result<Option<Request>, ProtocolError> {
+fn parse_inline(buf: &[u8]) -> Result<Option<Parsed>, ProtocolError> {
     let Some(nl) = memchr_nl(buf) else {
         if buf.len() > MAX_INLINE_BYTES {
             return Err(ProtocolError::TooBigInline);
@@ -294,7 +328,7 @@ fn parse_inline(buf: &[u8]) -> Result<Option<Request>, ProtocolError> {
         &buf[..nl]
     };
     let args = split_args(line).ok_or(ProtocolError::UnbalancedQuotes)?;
-    Ok(Some(Request::Owned {
+    Ok(Some(Parsed::Owned {
         args,
         consumed: nl + 1,
     }))
@@ -641,6 +675,48 @@ mod tests {
                 pos += consumed;
             }
             proptest::prop_assert_eq!(pos, wire.len());
+        }
+
+        /// Parsing a pipeline in pieces into one list the caller keeps (with
+        /// ranges of earlier requests already in it) gives each request's
+        /// arguments as a whole parse does, leaves the earlier ranges alone,
+        /// and leaves the list as it was while a request is incomplete.
+        #[test]
+        fn parsing_into_a_kept_list_matches_whole_parses(
+            reqs in proptest::collection::vec(arb_request(), 1..6),
+            step in 1usize..40,
+            earlier in proptest::collection::vec((0usize..100, 0usize..100), 0..4),
+        ) {
+            let mut wire = Vec::new();
+            for (args, inline) in &reqs {
+                wire.extend(encode_request(args, *inline));
+            }
+            let lim = RequestLimits::default();
+            let mut ranges = earlier.clone();
+            let mut progress = None;
+            let (mut pos, mut have) = (0, 0);
+            for (args, _) in &reqs {
+                let before = ranges.len();
+                let got = loop {
+                    match parse_request_into(&wire[pos..have], &lim, &mut progress, &mut ranges) {
+                        Ok(Some(Parsed::Ranges { consumed })) => {
+                            let got: Vec<Vec<u8>> = ranges[before..].iter().map(|&(s, e)| wire[pos + s..pos + e].to_vec()).collect();
+                            break (got, consumed);
+                        }
+                        Ok(Some(Parsed::Owned { args, consumed })) => break (args, consumed),
+                        Ok(None) => {
+                            proptest::prop_assert_eq!(ranges.len(), before);
+                            proptest::prop_assert!(have < wire.len(), "stuck");
+                            have = (have + step).min(wire.len());
+                        }
+                        Err(e) => return Err(proptest::test_runner::TestCaseError::fail(format!("{e}"))),
+                    }
+                };
+                proptest::prop_assert_eq!(&got.0, args);
+                pos += got.1;
+            }
+            proptest::prop_assert_eq!(pos, wire.len());
+            proptest::prop_assert_eq!(&ranges[..earlier.len()], &earlier[..]);
         }
 
         #[test]

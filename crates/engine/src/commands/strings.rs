@@ -57,9 +57,15 @@ pub(crate) const GET: CommandSpec = CommandSpec {
 
 fn get(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
-    let found = read_str(ctx, key)?.map(Bytes::copy_from_slice);
-    ctx.hit_key(key, found.is_some());
-    Ok(found.map_or(Frame::Null, Frame::Bulk))
+    let mut out = ctx.take_out();
+    let reply = read_str(ctx, key).map(|found| {
+        let hit = found.is_some();
+        (crate::ctx::bulk_frame(out.as_deref_mut(), found), hit)
+    });
+    ctx.give_out(out);
+    let (reply, hit) = reply?;
+    ctx.hit_key(key, hit);
+    Ok(reply)
 }
 
 /// SET's and GETEX's timed options: (name, ms per unit, absolute time).

@@ -19,9 +19,10 @@ use bytes::{Bytes, BytesMut};
 use keel_engine::blocking::BlockWait;
 use keel_engine::session::BufferStats;
 use keel_engine::{ClientHandle, Engine, Session};
-use keel_resp::{encode, parse_request_resuming, Frame, Progress, Request, RequestLimits};
+use keel_resp::{encode, parse_request_into, Frame, Parsed, Progress, RequestLimits};
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -190,8 +191,8 @@ pub struct Incoming {
 /// clients protected mode refuses), and connections the worker's event loop
 /// handed over when they came to wait for something other than their socket.
 pub(crate) enum RuntimeWork {
-    New(Incoming),
-    Resume(reactor::Handoff),
+    New(Box<Incoming>),
+    Resume(Box<reactor::Handoff>),
 }
 
 /// Give `work` to a worker's runtime; a runtime that is gone drops the
@@ -286,7 +287,7 @@ pub async fn worker_loop(engine: Arc<Engine>, inbox: RuntimeInbox, stop: Arc<Not
         tokio::spawn(async move {
             match work {
                 RuntimeWork::New(i) => serve(engine, i.stream, i.session, i.tls).await,
-                RuntimeWork::Resume(h) => resume(engine, h).await,
+                RuntimeWork::Resume(h) => resume(engine, *h).await,
             }
             load.fetch_sub(1, Ordering::Relaxed);
         });
@@ -583,7 +584,7 @@ fn admit(
     if incoming.tls.is_none() {
         worker.events.send(incoming);
     } else {
-        let work = RuntimeWork::New(incoming);
+        let work = RuntimeWork::New(Box::new(incoming));
         to_runtime(engine, &worker.runtime, &worker.load, work);
     }
 }
@@ -1299,11 +1300,38 @@ async fn wait_blocked<S: Conn>(
 }
 
 /// Requests parsed but not run yet: those after a blocking command wait for it.
+/// Every argument of a batch is a slice of the batch's one frozen buffer, kept
+/// in one list whose room is used again by the next batch, so a request costs
+/// no allocation of its own.
 #[derive(Default)]
 struct Pending {
-    cmds: VecDeque<Vec<Bytes>>,
+    /// The arguments of the requests of the batch being run, in order.
+    args: Vec<Bytes>,
+    /// The requests not run yet: where each one's arguments lie in `args`.
+    cmds: VecDeque<Range<usize>>,
+    /// Where the parser puts the argument ranges it finds (kept for its room).
+    ranges: Vec<(usize, usize)>,
+    /// The requests found in the read buffer, before they are frozen.
+    found: Vec<Found>,
     /// A protocol error after them: answered, then the connection closes.
     bad: Option<String>,
+}
+
+/// A complete request found in the read buffer: where it starts and which of
+/// the parser's ranges are its arguments, or (inline) its own arguments.
+enum Found {
+    Ranges { start: usize, ranges: Range<usize> },
+    Owned(Vec<Vec<u8>>),
+}
+
+impl Pending {
+    /// The batch is done: its arguments are let go, so that the read buffer
+    /// gets its room back, but the lists keep theirs.
+    fn drained(&mut self) {
+        if self.cmds.is_empty() {
+            self.args.clear();
+        }
+    }
 }
 
 /// What the connection does after running what it had.
@@ -1393,28 +1421,29 @@ fn process_batch(
     progress: &mut Option<Progress>,
     pending: &mut Pending,
 ) -> Batch {
-    // Hint each command's entry a few commands ahead of running it, so the
-    // cache misses of a pipeline overlap instead of coming one after another.
-    const LOOKAHEAD: usize = 8;
     if pending.cmds.is_empty() && pending.bad.is_none() {
         let limits = RequestLimits {
             max_bulk_len: engine.config.proto_max_bulk_len(),
             authenticated: session.authenticated,
         };
-        let mut requests = Vec::new();
+        pending.ranges.clear();
+        pending.found.clear();
         let mut used = 0usize;
-        while used < rbuf.len() && (!only_one || requests.is_empty()) {
+        while used < rbuf.len() && (!only_one || pending.found.is_empty()) {
             // Only the request at `used` can be the incomplete one `progress`
             // describes: every request before it in this loop completed.
-            match parse_request_resuming(&rbuf[used..], &limits, progress) {
+            let first = pending.ranges.len();
+            match parse_request_into(&rbuf[used..], &limits, progress, &mut pending.ranges) {
                 Ok(None) => break,
-                Ok(Some(req)) => {
-                    let consumed = match &req {
-                        Request::Ranges { consumed, .. } | Request::Owned { consumed, .. } => {
-                            *consumed
-                        }
-                    };
-                    requests.push((used, req));
+                Ok(Some(Parsed::Ranges { consumed })) => {
+                    pending.found.push(Found::Ranges {
+                        start: used,
+                        ranges: first..pending.ranges.len(),
+                    });
+                    used += consumed;
+                }
+                Ok(Some(Parsed::Owned { args, consumed })) => {
+                    pending.found.push(Found::Owned(args));
                     used += consumed;
                 }
                 Err(e) => {
@@ -1423,7 +1452,7 @@ fn process_batch(
                 }
             }
         }
-        if requests.is_empty() && pending.bad.is_none() {
+        if pending.found.is_empty() && pending.bad.is_none() {
             return Batch::NeedMore;
         }
         let frame = rbuf.split_to(used).freeze();
@@ -1432,20 +1461,28 @@ fn process_batch(
         let bufs = &session.handle.bufs;
         BufferStats::set(&bufs.qbuf, frame.len() + rbuf.len());
         BufferStats::set(&bufs.qbuf_cap, frame.len() + rbuf.capacity());
-        pending
-            .cmds
-            .extend(requests.into_iter().map(|(start, req)| {
-                match req {
-                    Request::Ranges { args, .. } => args
-                        .into_iter()
-                        .map(|(s, e)| frame.slice(start + s..start + e))
-                        .collect(),
-                    Request::Owned { args, .. } => args.into_iter().map(Bytes::from).collect(),
-                }
-            }));
-        if pending.cmds.len() > 1 {
-            for argv in pending.cmds.iter().take(LOOKAHEAD) {
-                engine.prefetch(session, argv);
+        let Pending {
+            args,
+            cmds,
+            ranges,
+            found,
+            ..
+        } = pending;
+        for req in found.drain(..) {
+            let at = args.len();
+            match req {
+                Found::Ranges { start, ranges: r } => args.extend(
+                    ranges[r]
+                        .iter()
+                        .map(|&(s, e)| frame.slice(start + s..start + e)),
+                ),
+                Found::Owned(owned) => args.extend(owned.into_iter().map(Bytes::from)),
+            }
+            cmds.push_back(at..args.len());
+        }
+        if cmds.len() > 1 {
+            for r in cmds.iter().take(LOOKAHEAD) {
+                engine.prefetch(session, &args[r.clone()]);
             }
         }
     }
@@ -1456,17 +1493,39 @@ fn process_batch(
     } else {
         FLUSH_FLOOR
     };
-    while let Some(argv) = pending.cmds.pop_front() {
+    let batch = run_pending(engine, session, wbuf, tick, pending, check_at);
+    pending.drained();
+    batch
+}
+
+/// Each command's entry is hinted this many commands ahead of running it, so
+/// the cache misses of a pipeline overlap instead of coming one after another.
+const LOOKAHEAD: usize = 8;
+
+/// Run the requests waiting in `pending`, in order, until they are done or one
+/// of them stops the batch.
+fn run_pending(
+    engine: &Engine,
+    session: &mut Session,
+    wbuf: &mut BytesMut,
+    tick: &mut keel_engine::clock::Tick,
+    pending: &mut Pending,
+    check_at: usize,
+) -> Batch {
+    while let Some(r) = pending.cmds.pop_front() {
         if let Some(ahead) = pending.cmds.get(LOOKAHEAD - 1) {
-            engine.prefetch(session, ahead);
+            engine.prefetch(session, &pending.args[ahead.clone()]);
         }
+        let argv = &pending.args[r.clone()];
         if argv.is_empty() {
             continue;
         }
         let flags_before = session.reply_flags;
-        let reply = engine.execute_with(session, argv, tick);
-        if let Some(held) = session.postponed.take() {
-            pending.cmds.push_front(held);
+        // With every reply sent, a handler may encode its reply here itself.
+        let out = (flags_before == 0).then_some(&mut *wbuf);
+        let reply = engine.execute_with(session, argv, tick, out);
+        if session.postponed.take().is_some() {
+            pending.cmds.push_front(r);
             return Batch::Paused;
         }
         if session.blocked.is_some() {

@@ -277,11 +277,11 @@ impl EventLoop {
         } = incoming;
         if tls.is_some() || refused_by_protected_mode(engine, &stream) {
             // The runtime does the handshake, or tells the client why not.
-            let work = RuntimeWork::New(Incoming {
+            let work = RuntimeWork::New(Box::new(Incoming {
                 stream,
                 session,
                 tls,
-            });
+            }));
             to_runtime(engine, &self.runtime, &self.load, work);
             return;
         }
@@ -343,12 +343,12 @@ impl EventLoop {
             st,
             ..
         } = client;
-        let work = RuntimeWork::Resume(Handoff {
+        let work = RuntimeWork::Resume(Box::new(Handoff {
             stream,
             session,
             st,
             step,
-        });
+        }));
         to_runtime(engine, &self.runtime, &self.load, work);
     }
 
