@@ -4,6 +4,17 @@ use crate::spec::{CommandSpec, Flags, Keys};
 use hashbrown::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// One slot of the table of short names: the name as one word with every
+/// byte's 0x20 bit set (0 for an empty slot), the name in lowercase, the
+/// mask of 0x20 where it has a letter (see `CommandTable::exact`), its id.
+#[derive(Clone, Copy, Default)]
+struct ShortSlot {
+    key: u64,
+    lower: u64,
+    letters: u64,
+    id: u32,
+}
+
 /// A command whose spec names exactly one key, at a fixed position.
 fn reads_one_key(keys: Keys) -> bool {
     matches!(keys, Keys::Range { first, last, .. } if first == last && first > 0)
@@ -11,7 +22,12 @@ fn reads_one_key(keys: Keys) -> bool {
 
 pub struct CommandTable {
     by_name: HashMap<Vec<u8>, usize>,
-    /// Names of up to 16 bytes packed into a `u128` with every byte's 0x20 bit
+    /// Names of up to 8 bytes (nearly every command a client sends), as
+    /// `packed` below holds longer ones but in one word: the lookup is a
+    /// few loads, one multiply and one compare.
+    short: Box<[ShortSlot]>,
+    short_bits: u32,
+    /// Names of 9 to 16 bytes packed into a `u128` with every byte's 0x20 bit
     /// set, in an open-addressed table: the lookup of nearly every command
     /// is one multiply, one probe or two, and a check of the name.
     packed: Box<[(u128, u32)]>,
@@ -46,22 +62,39 @@ impl CommandTable {
             }
         }
         let top_level = specs.len();
+        let short_bits = (top_level.max(1) * 4).next_power_of_two().trailing_zeros();
+        let mut short = vec![ShortSlot::default(); 1 << short_bits].into_boxed_slice();
         let packed_bits = (top_level.max(1) * 4).next_power_of_two().trailing_zeros();
         let mut packed = vec![(0u128, 0u32); 1 << packed_bits].into_boxed_slice();
         let mut exact = vec![(0u128, 0u128); 1 << packed_bits].into_boxed_slice();
         for (id, spec) in specs.iter().enumerate() {
             let lower = spec.name.to_ascii_lowercase();
+            let letters = lower
+                .bytes()
+                .enumerate()
+                .filter(|(_, b)| b.is_ascii_lowercase())
+                .fold(0u128, |m, (at, _)| m | (0x20u128 << (at * 8)));
+            if (1..=8).contains(&lower.len()) {
+                let raw = load8(lower.as_bytes());
+                let key = raw | fold_mask(lower.len()) as u64;
+                let mut i = slot8(key, short_bits);
+                while short[i].key != 0 {
+                    i = (i + 1) & (short.len() - 1);
+                }
+                short[i] = ShortSlot {
+                    key,
+                    lower: raw,
+                    letters: letters as u64,
+                    id: id as u32,
+                };
+                continue;
+            }
             if let Some(key) = pack(lower.as_bytes()) {
                 let mut i = slot(key, packed_bits);
                 while packed[i].0 != 0 {
                     i = (i + 1) & (packed.len() - 1);
                 }
                 packed[i] = (key, id as u32);
-                let letters = lower
-                    .bytes()
-                    .enumerate()
-                    .filter(|(_, b)| b.is_ascii_lowercase())
-                    .fold(0u128, |m, (at, _)| m | (0x20u128 << (at * 8)));
                 exact[i] = (load(lower.as_bytes()), letters);
             }
         }
@@ -77,6 +110,8 @@ impl CommandTable {
             .collect();
         CommandTable {
             by_name,
+            short,
+            short_bits,
             packed,
             exact,
             packed_bits,
@@ -102,6 +137,21 @@ impl CommandTable {
     /// names of ordinary length.
     #[inline]
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
+        if (1..=8).contains(&name.len()) {
+            let raw = load8(name);
+            let key = raw | (u64::from_le_bytes([0x20; 8]) >> ((8 - name.len()) * 8));
+            let mut i = slot8(key, self.short_bits);
+            loop {
+                let s = &self.short[i];
+                if s.key == 0 {
+                    return None;
+                }
+                if s.key == key && raw | s.letters == s.lower {
+                    return Some(s.id as usize);
+                }
+                i = (i + 1) & (self.short.len() - 1);
+            }
+        }
         if !name.is_empty() && name.len() <= 16 {
             let raw = load(name);
             let key = raw | fold_mask(name.len());
@@ -203,6 +253,30 @@ fn load(name: &[u8]) -> u128 {
         8..=16 => u128::from(u64_at(0)) | u128::from(u64_at(n - 8)) << ((n - 8) * 8),
         _ => 0,
     }
+}
+
+/// A name of 1 to 8 bytes as a little-endian integer, zero above its length.
+#[inline]
+fn load8(name: &[u8]) -> u64 {
+    let n = name.len();
+    let u32_at = |at: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&name[at..at + 4]);
+        u64::from(u32::from_le_bytes(b))
+    };
+    match n {
+        1..=3 => {
+            let (a, b, c) = (name[0], name[n / 2], name[n - 1]);
+            u64::from(a) | u64::from(b) << ((n / 2) * 8) | u64::from(c) << ((n - 1) * 8)
+        }
+        4..=8 => u32_at(0) | u32_at(n - 4) << ((n - 4) * 8),
+        _ => 0,
+    }
+}
+
+#[inline]
+fn slot8(key: u64, bits: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
 }
 
 #[inline]
