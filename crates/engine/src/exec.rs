@@ -374,10 +374,14 @@ impl Engine {
         Frame::ok()
     }
 
+    /// Append the shards of the keys of `argv` to `out`: their positions
+    /// first, each then replaced by its key's shard, in the same list.
     fn key_shards(&self, keys: Keys, argv: &[Bytes], out: &mut Vec<usize>) {
-        let mut pos = Vec::new();
-        keys.positions(argv, &mut pos);
-        out.extend(pos.into_iter().map(|i| self.keyspace.shard_of(&argv[i])));
+        let at = out.len();
+        keys.positions(argv, out);
+        for p in &mut out[at..] {
+            *p = self.keyspace.shard_of(&argv[*p]);
+        }
     }
 }
 
