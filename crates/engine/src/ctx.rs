@@ -217,14 +217,16 @@ impl<'a> Ctx<'a> {
     ) -> Result<Option<&keel_store::Value>, CmdError> {
         let now = self.now_ms();
         let no_touch = self.session.no_touch;
+        // One hash finds the shard and the key in its table.
+        let hash = keel_store::keyspace::hash_key(key);
         if self.guards.shared() {
-            return self.read_shared(key, ty, now, !no_touch);
+            return self.read_shared(key, hash, ty, now, !no_touch);
         }
-        let table = self.table(key)?;
+        let table = self.table_of(self.session.db, hash)?;
         let entry = if no_touch {
-            table.peek(key, now)
+            table.peek_hashed(key, hash, now)
         } else {
-            table.get(key, now)
+            table.get_hashed(key, hash, now)
         };
         match entry {
             None => Ok(None),
@@ -237,12 +239,13 @@ impl<'a> Ctx<'a> {
     fn read_shared(
         &mut self,
         key: &[u8],
+        hash: u64,
         ty: keel_store::ValueType,
         now: u64,
         touch: bool,
     ) -> Result<Option<&keel_store::Value>, CmdError> {
         let db = self.session.db;
-        let shard = self.engine.keyspace.shard_of(key);
+        let shard = self.engine.keyspace.shard_of_hash(hash);
         let Some(s) = self.guards.find_ref(shard) else {
             return Err(CmdError::Internal(format!(
                 "key not declared by the command spec (shard {shard})"
@@ -251,7 +254,7 @@ impl<'a> Ctx<'a> {
         if db >= s.databases() {
             return Err(CmdError::DbIndexOutOfRange);
         }
-        match s.db_ref(db).read(key, now, touch) {
+        match s.db_ref(db).read_hashed(key, hash, now, touch) {
             keel_store::Read::Missing => Ok(None),
             keel_store::Read::Expired => {
                 self.must_write.get_or_insert(Upgrade::Once);
@@ -283,7 +286,12 @@ impl<'a> Ctx<'a> {
 
     /// The table holding `key` in database `db`.
     pub fn table_in(&mut self, db: usize, key: &[u8]) -> Result<&mut Table, CmdError> {
-        let shard = self.engine.keyspace.shard_of(key);
+        self.table_of(db, keel_store::keyspace::hash_key(key))
+    }
+
+    /// The table in database `db` holding the key whose hash is `hash`.
+    fn table_of(&mut self, db: usize, hash: u64) -> Result<&mut Table, CmdError> {
+        let shard = self.engine.keyspace.shard_of_hash(hash);
         if self.guards.shared() {
             return Err(self.upgrade());
         }

@@ -343,6 +343,9 @@ impl Engine {
                     }
                 }
             }
+            // Room for a key per argument at once: a list grown one key at a
+            // time reallocates at 4, 8, 16, ...
+            shards.reserve_exact(argv.len());
             self.key_shards(keys, argv, &mut shards);
         }
         if all {

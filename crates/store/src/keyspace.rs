@@ -317,13 +317,23 @@ impl Table {
 
     /// Look up a live key without touching its access time.
     pub fn peek(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
-        self.lookup(key, now_ms).map(|(_, e)| &*e)
+        self.peek_hashed(key, hash_key(key), now_ms)
+    }
+
+    /// [`Table::peek`] of a key whose [`hash_key`] the caller has.
+    #[inline]
+    pub fn peek_hashed(&mut self, key: &[u8], hash: u64, now_ms: u64) -> Option<&Entry> {
+        self.lookup_hashed(key, hash, now_ms).map(|(_, e)| &*e)
     }
 
     /// One probe of the table: the live entry for `key` and its slab index,
     /// removing it first if its time has passed.
+    #[inline]
     fn lookup(&mut self, key: &[u8], now_ms: u64) -> Option<(u32, &mut Entry)> {
-        let hash = hash_key(key);
+        self.lookup_hashed(key, hash_key(key), now_ms)
+    }
+
+    fn lookup_hashed(&mut self, key: &[u8], hash: u64, now_ms: u64) -> Option<(u32, &mut Entry)> {
         let slot = self.index_of(hash, key)?;
         let e = self.slab.get(slot)?;
         if e.deadline != 0 && self.deadlines.expired(e, now_ms) {
@@ -349,7 +359,13 @@ impl Table {
 
     /// Look up a live key for reading, recording the access.
     pub fn get(&mut self, key: &[u8], now_ms: u64) -> Option<&Entry> {
-        let (_, e) = self.lookup(key, now_ms)?;
+        self.get_hashed(key, hash_key(key), now_ms)
+    }
+
+    /// [`Table::get`] of a key whose [`hash_key`] the caller has.
+    #[inline]
+    pub fn get_hashed(&mut self, key: &[u8], hash: u64, now_ms: u64) -> Option<&Entry> {
+        let (_, e) = self.lookup_hashed(key, hash, now_ms)?;
         let word = e.access.get_mut();
         *word = crate::access::touched(*word, now_ms);
         Some(e)
@@ -361,7 +377,13 @@ impl Table {
     /// and the caller retries holding the lock exclusively.
     #[inline]
     pub fn read(&self, key: &[u8], now_ms: u64, touch: bool) -> Read<'_> {
-        let Some(slot) = self.index_of(hash_key(key), key) else {
+        self.read_hashed(key, hash_key(key), now_ms, touch)
+    }
+
+    /// [`Table::read`] of a key whose [`hash_key`] the caller has.
+    #[inline]
+    pub fn read_hashed(&self, key: &[u8], hash: u64, now_ms: u64, touch: bool) -> Read<'_> {
+        let Some(slot) = self.index_of(hash, key) else {
             return Read::Missing;
         };
         let Some(e) = self.slab.get(slot) else {
