@@ -69,8 +69,10 @@ impl CommandTable {
         let mut exact = vec![(0u128, 0u128); 1 << packed_bits].into_boxed_slice();
         for (id, spec) in specs.iter().enumerate() {
             let lower = spec.name.to_ascii_lowercase();
+            // Only names of up to 16 bytes are packed: longer ones need no mask.
             let letters = lower
                 .bytes()
+                .take(16)
                 .enumerate()
                 .filter(|(_, b)| b.is_ascii_lowercase())
                 .fold(0u128, |m, (at, _)| m | (0x20u128 << (at * 8)));
