@@ -78,7 +78,7 @@ impl CommandTable {
                 .fold(0u128, |m, (at, _)| m | (0x20u128 << (at * 8)));
             if (1..=8).contains(&lower.len()) {
                 let raw = load8(lower.as_bytes());
-                let key = raw | fold_mask(lower.len()) as u64;
+                let key = raw | fold_mask8(lower.len());
                 let mut i = slot8(key, short_bits);
                 while short[i].key != 0 {
                     i = (i + 1) & (short.len() - 1);
@@ -141,7 +141,7 @@ impl CommandTable {
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
         if (1..=8).contains(&name.len()) {
             let raw = load8(name);
-            let key = raw | (u64::from_le_bytes([0x20; 8]) >> ((8 - name.len()) * 8));
+            let key = raw | fold_mask8(name.len());
             let mut i = slot8(key, self.short_bits);
             loop {
                 let s = &self.short[i];
@@ -154,7 +154,7 @@ impl CommandTable {
                 i = (i + 1) & (self.short.len() - 1);
             }
         }
-        if !name.is_empty() && name.len() <= 16 {
+        if (9..=16).contains(&name.len()) {
             let raw = load(name);
             let key = raw | fold_mask(name.len());
             let mut i = slot(key, self.packed_bits);
@@ -214,23 +214,23 @@ impl CommandTable {
     }
 }
 
-/// A name of 1 to 16 bytes as one number, its bytes' 0x20 bits set; `None`
-/// for other lengths.
+/// A name of 9 to 16 bytes as one number, its bytes' 0x20 bits set; `None`
+/// for other lengths (up to 8 bytes, names go in the table of short names).
 #[inline]
 fn pack(name: &[u8]) -> Option<u128> {
-    if name.is_empty() || name.len() > 16 {
+    if !(9..=16).contains(&name.len()) {
         return None;
     }
     Some(load(name) | fold_mask(name.len()))
 }
 
-/// 0x20 in each of the first `len` (1 to 16) bytes.
+/// 0x20 in each of the first `len` (9 to 16) bytes.
 #[inline]
 fn fold_mask(len: usize) -> u128 {
     u128::from_le_bytes([0x20; 16]) >> ((16 - len) * 8)
 }
 
-/// A name of up to 16 bytes as a little-endian integer, zero above its
+/// A name of 9 to 16 bytes as a little-endian integer, zero above its
 /// length, read with two overlapping loads instead of a copy.
 #[inline]
 fn load(name: &[u8]) -> u128 {
@@ -238,23 +238,15 @@ fn load(name: &[u8]) -> u128 {
     let u64_at = |at: usize| {
         let mut b = [0u8; 8];
         b.copy_from_slice(&name[at..at + 8]);
-        u64::from_le_bytes(b)
+        u128::from(u64::from_le_bytes(b))
     };
-    let u32_at = |at: usize| {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&name[at..at + 4]);
-        u32::from_le_bytes(b)
-    };
-    match n {
-        0 => 0,
-        1..=3 => {
-            let (a, b, c) = (name[0], name[n / 2], name[n - 1]);
-            u128::from(a) | u128::from(b) << ((n / 2) * 8) | u128::from(c) << ((n - 1) * 8)
-        }
-        4..=7 => u128::from(u32_at(0)) | u128::from(u32_at(n - 4)) << ((n - 4) * 8),
-        8..=16 => u128::from(u64_at(0)) | u128::from(u64_at(n - 8)) << ((n - 8) * 8),
-        _ => 0,
-    }
+    u64_at(0) | u64_at(n - 8) << ((n - 8) * 8)
+}
+
+/// 0x20 in each of the first `len` (1 to 8) bytes.
+#[inline]
+fn fold_mask8(len: usize) -> u64 {
+    u64::from_le_bytes([0x20; 8]) >> ((8 - len) * 8)
 }
 
 /// A name of 1 to 8 bytes as a little-endian integer, zero above its length.
