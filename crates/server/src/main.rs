@@ -169,6 +169,25 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     // any data is loaded, plus what the workers take when they start.
     let before_load = alloc::allocated_bytes();
 
+    // SIGTERM and SIGINT are caught from before the port opens: one sent as
+    // soon as a client can connect (or while the data loads) waits for the
+    // cron loop and shuts down as any other, saving and fsyncing, instead of
+    // killing the process.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let signals = {
+        use tokio::signal::unix::{signal, SignalKind};
+        let _in_runtime = rt.enter();
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(term), Ok(int)) => Some((term, int)),
+            _ => None,
+        }
+    };
+
     // Bind every listener before announcing readiness.
     let tls = tls_listeners(&engine.config, &bind, backlog, &pidfile);
     let bound = listen_or_exit(&bind, port, backlog, &pidfile, tls.is_some());
@@ -271,10 +290,7 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         );
     }
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(cron(engine.clone(), stop.clone()));
+    rt.block_on(cron(engine.clone(), stop.clone(), signals));
     if !engine.persist.shutdown_done.load(Ordering::SeqCst) {
         // A signal: fsync the AOF, and save when save points are set.
         let save = !engine.config.get("save").is_empty();
@@ -398,12 +414,12 @@ fn pidfile_cleanup(pidfile: &str) {
 }
 
 /// Background work: the active expiry cycle at `hz`, and waiting for a shutdown.
-async fn cron(engine: Arc<Engine>, stop: Arc<tokio::sync::Notify>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
+async fn cron(
+    engine: Arc<Engine>,
+    stop: Arc<tokio::sync::Notify>,
+    signals: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+) {
+    let Some((mut term, mut int)) = signals else {
         warn!("cannot install signal handlers");
         return;
     };
