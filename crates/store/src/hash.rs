@@ -408,7 +408,7 @@ mod tests {
         let Value::HashPacked(p) = &v else {
             panic!("not packed")
         };
-        assert_eq!(p.heap_bytes(), 60);
+        assert_eq!(p.encoded_len(), 60);
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub fn hash_key(key: &[u8]) -> u64 {
     hasher().hash_one(key)
 }
 
-/// One key and its value: 56 bytes, stored in its table's slab. Short keys and
+/// One key and its value: 48 bytes, stored in its table's slab. Short keys and
 /// values live inline; a deadline lives beside the entry, in the table, so
 /// only keys that have one pay for it.
 #[derive(Debug)]
@@ -1173,10 +1173,10 @@ mod tests {
     }
 
     #[test]
-    fn entry_is_56_bytes() {
-        assert_eq!(std::mem::size_of::<Value>(), 24);
-        assert_eq!(std::mem::size_of::<Entry>(), 56);
-        assert_eq!(std::mem::size_of::<Option<Entry>>(), 56);
+    fn entry_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+        assert_eq!(std::mem::size_of::<Entry>(), 48);
+        assert_eq!(std::mem::size_of::<Option<Entry>>(), 48);
     }
 
     #[test]

@@ -28,13 +28,14 @@ pub mod prefetch;
 pub mod roaring;
 pub mod set;
 pub mod slab;
+pub mod slim;
 pub mod stream;
 pub mod tdigest;
 pub mod topk;
 pub mod value;
 pub mod zset;
 
-pub use crate::bytes::CompactBytes;
+pub use crate::bytes::{CompactBytes, StrBytes};
 pub use keyspace::{
     Entry, Keyspace, Read, Sample, ScanCursor, Shard, ShardGuard, ShardReadGuard, Table,
 };

@@ -2,11 +2,12 @@
 //! as variants, one per encoding; this module knows only how to name and size them.
 //!
 //! Encodings are variants of `Value` itself rather than of a per-type enum:
-//! nested enums would need their own tag and grow `Value` (and every entry)
-//! from 24 to 32 bytes. A test keeps it at 24.
+//! nested enums would need their own tag and grow `Value` (and every entry).
+//! Every variant's payload is one word, except the string's 16 bytes whose tag
+//! byte leaves room for the others' tags: a test keeps `Value` at 16 bytes.
 
 use crate::bloom::Chain;
-use crate::bytes::CompactBytes;
+use crate::bytes::StrBytes;
 use crate::cms::CountMinSketch;
 use crate::cuckoo::CuckooFilter;
 use crate::hash::HashTable;
@@ -22,7 +23,7 @@ use crate::zset::ZSetIndex;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
-    Str(CompactBytes),
+    Str(StrBytes),
     /// Alternating fields and values.
     HashPacked(Packed),
     Hash(Box<HashTable>),
@@ -156,18 +157,18 @@ impl Default for CompactLimits {
 
 impl Value {
     pub fn str(data: &[u8]) -> Value {
-        Value::Str(CompactBytes::new(data))
+        Value::Str(StrBytes::new(data))
     }
 
     /// The string inside, or `None` when the key holds another type.
-    pub fn as_str(&self) -> Option<&CompactBytes> {
+    pub fn as_str(&self) -> Option<&StrBytes> {
         match self {
             Value::Str(s) => Some(s),
             _ => None,
         }
     }
 
-    pub fn as_str_mut(&mut self) -> Option<&mut CompactBytes> {
+    pub fn as_str_mut(&mut self) -> Option<&mut StrBytes> {
         match self {
             Value::Str(s) => Some(s),
             _ => None,
@@ -200,7 +201,7 @@ impl Value {
                 let b = s.as_slice();
                 // A string changed in place (APPEND, SETRANGE, SETBIT) is raw in
                 // Redis whatever it holds.
-                if matches!(s, CompactBytes::Growable(_)) {
+                if s.is_growable() {
                     "raw"
                 } else if b.len() <= 20 && crate::num::parse_i64(b).is_some() {
                     "int"
@@ -273,8 +274,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_value_stays_24_bytes() {
-        assert_eq!(std::mem::size_of::<Value>(), 24);
+    fn a_value_stays_16_bytes() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
     }
 
     #[test]

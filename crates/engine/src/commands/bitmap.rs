@@ -302,7 +302,7 @@ fn bitop(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     } else {
         table.insert(
             dest,
-            Value::Str(keel_store::CompactBytes::from_vec(result)),
+            Value::Str(keel_store::StrBytes::from_vec(result)),
             0,
             now,
         );

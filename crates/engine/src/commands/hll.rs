@@ -14,7 +14,7 @@ use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
 use keel_store::hll::{self, Encoding, HllError, REGISTERS};
-use keel_store::{CompactBytes, Value};
+use keel_store::{StrBytes, Value};
 use std::sync::atomic::Ordering;
 
 pub(crate) static COMMANDS: &[&CommandSpec] = &[&PFADD, &PFCOUNT, &PFMERGE, &PFDEBUG, &PFSELFTEST];
@@ -46,12 +46,7 @@ fn hll_for_write<'t>(
     let table = ctx.table(key)?;
     let created = match table.get_mut(key, now) {
         None => {
-            table.insert(
-                key,
-                Value::Str(CompactBytes::new(&hll::new_sparse())),
-                0,
-                now,
-            );
+            table.insert(key, Value::Str(StrBytes::new(&hll::new_sparse())), 0, now);
             true
         }
         Some(e) => {
@@ -105,7 +100,7 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
             // Like Redis, creating the key counts as a change even with no
             // elements.
             let changed = add_all(&mut v, elements, max, true)?;
-            let value = Value::Str(CompactBytes::Growable(Box::new(v)));
+            let value = Value::Str(StrBytes::growable(v));
             table.insert(key, value, 0, now);
             changed
         }

@@ -2290,7 +2290,8 @@ mod tests {
         let Frame::Integer(n) = t.run(&["MEMORY", "USAGE", "k"]) else {
             panic!()
         };
-        assert!(n >= 64);
+        // At least the entry's slot and its share of the index.
+        assert!(n >= 56);
         assert_eq!(t.run(&["MEMORY", "USAGE", "k", "SAMPLES", "0"]), int(n));
         assert_eq!(t.run(&["MEMORY", "USAGE", "missing"]), Frame::Null);
         assert_eq!(

@@ -7,7 +7,7 @@ use crate::notify::Class;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
-use keel_store::{CompactBytes, Value};
+use keel_store::{StrBytes, Value};
 
 pub(crate) static COMMANDS: &[&CommandSpec] = &[
     &GET,
@@ -255,7 +255,7 @@ pub(crate) fn str_buf_mut<'t>(
     let now = ctx.now_ms();
     let table = ctx.table(key)?;
     if table.get_mut(key, now).is_none() {
-        table.insert(key, Value::Str(CompactBytes::new(b"")), 0, now);
+        table.insert(key, Value::Str(StrBytes::new(b"")), 0, now);
     }
     let entry = table
         .get_mut(key, now)
