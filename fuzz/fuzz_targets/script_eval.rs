@@ -20,7 +20,14 @@ use std::time::Duration;
 fn engine() -> &'static Arc<Engine> {
     static ENGINE: OnceLock<Arc<Engine>> = OnceLock::new();
     ENGINE.get_or_init(|| {
-        let engine = Arc::new(EngineBuilder::default().build());
+        let engine = Arc::new(
+            EngineBuilder {
+                commands: keel_engine::commands::table(),
+                families: Box::new(keel_engine::commands::AllFamilies),
+                ..EngineBuilder::default()
+            }
+            .build(),
+        );
         engine.install_self();
         engine
             .scripting

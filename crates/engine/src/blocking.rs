@@ -489,7 +489,8 @@ impl Engine {
                     continue;
                 };
                 let qspec = self.commands.specs[qid];
-                if qspec.flags.every_shard(queued) || qspec.flags.contains(Flags::SHARD_WALK) {
+                if self.every_shard(qspec.flags, queued) || qspec.flags.contains(Flags::SHARD_WALK)
+                {
                     return None;
                 }
                 pos.clear();

@@ -28,7 +28,7 @@ pub fn limit(engine: &Engine) -> u64 {
 /// `tot-mem` plus replies and pushes queued beyond its reply buffer.
 pub fn memory_of(h: &ClientHandle) -> u64 {
     let beyond = crate::outbuf::pending_of(h).saturating_sub(h.bufs.out_cap());
-    (crate::commands::connection::client_memory(h) + beyond) as u64
+    (crate::clients::client_memory(h) + beyond) as u64
 }
 
 /// Close the biggest evictable clients until their total is within the
@@ -58,7 +58,7 @@ pub fn cron(engine: &Engine) -> usize {
         }
         crate::config::log_notice(&format!(
             "Evicting client: {}",
-            crate::commands::connection::client_line_for(engine, now, 0, &h, &[])
+            crate::clients::client_line_for(engine, now, 0, &h, &[])
         ));
         h.kill();
         total -= mem;

@@ -64,6 +64,8 @@ impl Rng for FastRng {
 pub struct Engine {
     pub keyspace: Keyspace,
     pub commands: CommandTable,
+    /// What the executor asks of the command families (see [`crate::families`]).
+    pub families: Box<dyn crate::families::Families>,
     pub config: Config,
     pub stats: Stats,
     pub clock: Arc<dyn Clock>,
@@ -115,6 +117,12 @@ pub struct Engine {
 }
 
 pub struct EngineBuilder {
+    /// Every command the engine serves. The kernel knows no command family:
+    /// whoever builds the engine assembles the table (the server from every
+    /// family, a test from those it needs); the default is empty.
+    pub commands: CommandTable,
+    /// What the kernel asks of the families that `commands` come from.
+    pub families: Box<dyn crate::families::Families>,
     pub config: Config,
     pub clock: Arc<dyn Clock>,
     pub rng: Option<Arc<dyn Rng>>,
@@ -131,6 +139,8 @@ fn no_memory_probe() -> u64 {
 impl Default for EngineBuilder {
     fn default() -> Self {
         EngineBuilder {
+            commands: CommandTable::new(&[]),
+            families: Box::new(crate::families::NoFamilies),
             config: Config::default(),
             clock: Arc::new(SystemClock),
             rng: None,
@@ -152,10 +162,11 @@ impl EngineBuilder {
             .map(|_| char::from(b"0123456789abcdef"[(rng.next_u64() % 16) as usize]))
             .collect();
         let databases = self.config.get_i64("databases").max(1) as usize;
-        let acl = crate::acl::Acl::new(&self.config.get("requirepass"));
+        let acl = crate::acl::Acl::new(&self.config.get("requirepass"), self.commands.rebuilt());
         Engine {
             keyspace: Keyspace::new(databases, self.shard_bits),
-            commands: crate::commands::table(),
+            commands: self.commands,
+            families: self.families,
             config: self.config,
             stats: Stats::default(),
             clock: self.clock,
@@ -274,6 +285,15 @@ impl Engine {
 
     pub fn databases(&self) -> usize {
         self.keyspace.databases()
+    }
+
+    /// Whether a call with these flags and arguments must hold every shard:
+    /// a whole-keyspace command, or one whose patterns reach other keys.
+    #[inline]
+    pub fn every_shard(&self, flags: crate::spec::Flags, argv: &[Bytes]) -> bool {
+        use crate::spec::Flags;
+        flags.contains(Flags::ALL_SHARDS)
+            || (flags.contains(Flags::KEY_PATTERNS) && self.families.names_other_keys(argv))
     }
 }
 

@@ -85,7 +85,7 @@ impl Engine {
                 if session.db < guard.databases() {
                     let table = guard.db_ref(session.db);
                     table.prefetch_hashed(hash);
-                    crate::commands::bloom::prefetch(table, argv);
+                    self.families.prefetch(table, argv);
                 }
             }
         }
@@ -291,14 +291,13 @@ impl Engine {
         if keys == Keys::None
             && !flags.contains(Flags::SCRIPT)
             && !flags.contains(Flags::WRITE)
-            && !flags.every_shard(argv)
+            && !self.every_shard(flags, argv)
         {
             // PING, ECHO, CLIENT ...: no key, no lock.
             return Guards::None;
         }
-        if flags.every_shard(argv)
-            || (flags.contains(Flags::SCRIPT)
-                && crate::commands::scripting::wants_every_shard(self, argv))
+        if self.every_shard(flags, argv)
+            || (flags.contains(Flags::SCRIPT) && self.families.script_takes_every_shard(self, argv))
         {
             return Guards::Many(self.lock_all_shards());
         }
@@ -315,7 +314,7 @@ impl Engine {
                     continue;
                 };
                 let qspec = self.commands.specs[qid];
-                if qspec.flags.every_shard(queued)
+                if self.every_shard(qspec.flags, queued)
                     || qspec.flags.contains(Flags::SHARD_WALK)
                     || qspec.flags.contains(Flags::SCRIPT)
                 {
@@ -448,7 +447,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
     }
     let wakes = !std::mem::take(&mut ctx.wakes_none);
     if changed && wakes && spec.flags.contains(Flags::WRITE) && engine.blocking.any() {
-        if spec.flags.every_shard(argv) {
+        if engine.every_shard(spec.flags, argv) {
             ctx.ready.extend(engine.blocking.waited_keys());
         } else {
             let mut pos = Vec::new();
@@ -629,7 +628,7 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
         }
     }
     let spec = engine.commands.specs[id];
-    if spec.flags.every_shard(argv) || spec.flags.contains(Flags::SHARD_WALK) {
+    if engine.every_shard(spec.flags, argv) || spec.flags.contains(Flags::SHARD_WALK) {
         if (0..engine.keyspace.shard_count()).any(|s| !ctx.guards.holds(s)) {
             return err(CmdError::Internal(engine.commands.full_name(id)));
         }

@@ -47,7 +47,7 @@ impl Flags {
     pub const SHARD_WALK: Flags = Flags(1 << 26);
     /// Keel-specific: the command may name other keys through patterns in its
     /// arguments (SORT's BY and GET): a call that does takes every shard, one
-    /// that does not only its declared keys (see `Flags::every_shard`).
+    /// that does not only its declared keys (see `Engine::every_shard`).
     pub const KEY_PATTERNS: Flags = Flags(1 << 28);
     /// Keel-specific: runs outside MULTI queueing (MULTI, EXEC, DISCARD, WATCH...).
     pub const TX_CONTROL: Flags = Flags(1 << 25);
@@ -58,13 +58,6 @@ impl Flags {
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
-    }
-
-    /// Whether a call with these flags and arguments must hold every shard:
-    /// a whole-keyspace command, or one whose patterns reach other keys.
-    pub fn every_shard(self, argv: &[Bytes]) -> bool {
-        self.contains(Flags::ALL_SHARDS)
-            || (self.contains(Flags::KEY_PATTERNS) && crate::commands::sort::names_other_keys(argv))
     }
 
     /// Redis's names for the flags that COMMAND INFO reports.
@@ -412,4 +405,80 @@ impl CommandSpec {
     pub fn is_write(&self) -> bool {
         self.flags.contains(Flags::WRITE)
     }
+}
+
+/// ACL categories in the order Redis reports them.
+pub(crate) const CATEGORY_ORDER: &[&str] = &[
+    "@keyspace",
+    "@read",
+    "@write",
+    "@set",
+    "@sortedset",
+    "@list",
+    "@hash",
+    "@string",
+    "@bitmap",
+    "@hyperloglog",
+    "@geo",
+    "@stream",
+    "@pubsub",
+    "@admin",
+    "@fast",
+    "@slow",
+    "@blocking",
+    "@dangerous",
+    "@connection",
+    "@transaction",
+    "@scripting",
+];
+
+/// The ACL categories of a command: its group's category plus those implied by
+/// its flags, as Redis derives them. Containers are only `@slow`, like Redis's.
+pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    // Redis's own assignment where Redis has the command.
+    if let Some(cats) = crate::aclcats::for_command(&spec.name.to_ascii_lowercase()) {
+        return cats.to_vec();
+    }
+    if !spec.subcommands.is_empty() {
+        return vec!["@slow"];
+    }
+    let f = spec.flags;
+    let mut cats: Vec<&'static str> = Vec::new();
+    if spec.group == Group::Server {
+        // Server commands that read or write data (DBSIZE, FLUSHDB) are keyspace
+        // commands; the rest are administrative, which the ADMIN flag says.
+        if f.contains(Flags::WRITE) || f.contains(Flags::READONLY) {
+            cats.push("@keyspace");
+        }
+    } else if spec.group != Group::Pubsub {
+        // Pub/sub commands are @pubsub by their flag (PUBSUB HELP is not).
+        cats.push(spec.group.acl_category());
+    }
+    for (flag, cat) in [
+        (Flags::WRITE, "@write"),
+        (Flags::READONLY, "@read"),
+        (Flags::PUBSUB, "@pubsub"),
+        (Flags::BLOCKING, "@blocking"),
+        (Flags::ADMIN, "@admin"),
+        (Flags::ADMIN, "@dangerous"),
+    ] {
+        // As in Redis, a read-only scripting command (EVAL_RO) is not @read.
+        if f.contains(flag) && !(cat == "@read" && spec.group == Group::Scripting) {
+            cats.push(cat);
+        }
+    }
+    cats.push(if f.contains(Flags::FAST) {
+        "@fast"
+    } else {
+        "@slow"
+    });
+    let rank = |c: &&str| {
+        CATEGORY_ORDER
+            .iter()
+            .position(|o| o == c)
+            .unwrap_or(CATEGORY_ORDER.len())
+    };
+    cats.sort_by_key(rank);
+    cats.dedup();
+    cats
 }

@@ -47,9 +47,17 @@ pub struct CommandTable {
     /// for read-only commands of one key, cleared the first time one asks for
     /// its table to change (see `Upgrade::Always` in the executor).
     shared: Box<[AtomicBool]>,
+    /// The groups the table was built from, for [`CommandTable::rebuilt`].
+    groups: Vec<&'static [&'static CommandSpec]>,
 }
 
 impl CommandTable {
+    /// A table of the same commands, newly indexed (its read-lock learning
+    /// starts over).
+    pub fn rebuilt(&self) -> CommandTable {
+        CommandTable::new(&self.groups)
+    }
+
     pub fn new(groups: &[&'static [&'static CommandSpec]]) -> CommandTable {
         let mut specs: Vec<&'static CommandSpec> = Vec::new();
         let mut parent = Vec::new();
@@ -111,6 +119,7 @@ impl CommandTable {
             .map(|s| AtomicBool::new(s.flags.contains(Flags::READONLY) && reads_one_key(s.keys)))
             .collect();
         CommandTable {
+            groups: groups.to_vec(),
             by_name,
             short,
             short_bits,

@@ -28,6 +28,8 @@ impl TestEngine {
     fn build(start_ms: u64, sink: Option<Arc<Recorder>>) -> TestEngine {
         let clock = Arc::new(ManualClock::new(start_ms));
         let b = EngineBuilder {
+            commands: crate::commands::table(),
+            families: Box::new(crate::commands::AllFamilies),
             clock: clock.clone(),
             sink: sink.map(|r| r as Arc<dyn crate::engine::EffectSink>),
             ..EngineBuilder::default()

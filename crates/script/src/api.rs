@@ -360,7 +360,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     t.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
     t.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
-    let version = keel_engine::commands::connection::REDIS_VERSION;
+    let version = keel_engine::version::REDIS_VERSION;
     t.raw_set("REDIS_VERSION", version)?;
     t.raw_set("REDIS_VERSION_NUM", version_num(version))?;
     Ok(t)

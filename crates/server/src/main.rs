@@ -143,6 +143,9 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
     let pidfile = config.get("pidfile");
 
     let mut builder = EngineBuilder {
+        // The one place that names every command family.
+        commands: keel_engine::commands::table(),
+        families: Box::new(keel_engine::commands::AllFamilies),
         config,
         ..EngineBuilder::default()
     };

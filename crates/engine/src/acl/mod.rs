@@ -7,6 +7,7 @@
 //! Changing a user takes effect at once for its connected clients (they share
 //! the `Arc`); deleting one disconnects them, as Redis does.
 
+pub mod file;
 pub mod rules;
 
 use crate::engine::Engine;
@@ -106,9 +107,8 @@ pub struct CommandInfo {
 }
 
 impl CommandInfo {
-    fn build() -> CommandInfo {
-        let table = crate::commands::table();
-        let mut categories: Vec<&'static str> = crate::commands::introspection::CATEGORY_ORDER
+    fn build(table: CommandTable) -> CommandInfo {
+        let mut categories: Vec<&'static str> = crate::spec::CATEGORY_ORDER
             .iter()
             .map(|c| &c[1..])
             .collect();
@@ -119,7 +119,7 @@ impl CommandInfo {
         for id in 0..table.len() {
             let spec = table.specs[id];
             let mut mask = 0u64;
-            for c in crate::commands::introspection::acl_categories(spec) {
+            for c in crate::spec::acl_categories(spec) {
                 let c = &c[1..];
                 let i = match categories.iter().position(|x| *x == c) {
                     Some(i) => i,
@@ -211,8 +211,10 @@ pub struct Acl {
 impl Acl {
     /// The registry with the `default` user: `on nopass ~* &* +@all`, or a
     /// password when `requirepass` is set.
-    pub fn new(requirepass: &str) -> Acl {
+    /// The ACL of an engine serving `table`, with the default user alone.
+    pub fn new(requirepass: &str, table: CommandTable) -> Acl {
         let acl = Acl::default();
+        let _ = acl.info.set(CommandInfo::build(table));
         let state = acl.default_state(requirepass);
         acl.users
             .write()
@@ -234,7 +236,9 @@ impl Acl {
     }
 
     pub fn info(&self) -> &CommandInfo {
-        self.info.get_or_init(CommandInfo::build)
+        // Set by `new`; an ACL made otherwise serves no command.
+        self.info
+            .get_or_init(|| CommandInfo::build(CommandTable::new(&[])))
     }
 
     pub fn get(&self, name: &[u8]) -> Option<Arc<User>> {
@@ -515,13 +519,8 @@ pub(crate) fn log_denial(
     argv: &[Bytes],
 ) {
     let now = engine.now_ms();
-    let client_info = crate::commands::connection::client_line_for(
-        engine,
-        now,
-        session.id(),
-        &session.handle,
-        argv,
-    );
+    let client_info =
+        crate::clients::client_line_for(engine, now, session.id(), &session.handle, argv);
     let max = engine.config.get_i64("acllog-max-len").max(0) as usize;
     engine.acl.log_push(
         LogEntry {
@@ -577,7 +576,7 @@ pub fn load_at_start(engine: &Engine) -> Result<(), String> {
         );
     }
     if !path.is_empty() {
-        return crate::commands::acl::load_file(engine, &path)
+        return file::load_file(engine, &path)
             .map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"));
     }
     let all = engine.config.get("acl-pubsub-default") == "allchannels";

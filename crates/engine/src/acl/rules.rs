@@ -169,12 +169,17 @@ impl Selector {
         }
         // SORT's STORE destination has a key spec nobody can follow; Redis
         // finds it with SORT's own key search, which Keel's spec uses too.
-        if specs
-            .iter()
-            .any(|s| s.begin == crate::keyspec::Begin::Unknown)
-        {
+        let finder = match info.table().specs.get(id).map(|s| s.keys) {
+            Some(crate::spec::Keys::Find(crate::spec::KeyFinder(f))) => Some(f),
+            _ => None,
+        };
+        if let Some(find) = finder.filter(|_| {
+            specs
+                .iter()
+                .any(|s| s.begin == crate::keyspec::Begin::Unknown)
+        }) {
             let mut pos = Vec::new();
-            crate::commands::sort::sort_keys(argv, &mut pos);
+            find(argv, &mut pos);
             if let Some(&dst) = pos.get(1) {
                 if !self.key_allowed(&argv[dst], WRITE) {
                     return Err(Denied::Key(dst));
@@ -709,7 +714,7 @@ mod tests {
     use crate::acl::Acl;
 
     fn acl() -> Acl {
-        Acl::new("")
+        Acl::new("", crate::commands::table())
     }
 
     fn list(acl: &Acl, name: &str) -> String {
@@ -916,7 +921,7 @@ mod tests {
             #![proptest_config(ProptestConfig::with_cases(200))]
             #[test]
             fn list_round_trips(ops in proptest::collection::vec(0..OPS.len(), 0..12)) {
-                let a = Acl::new("");
+                let a = Acl::new("", crate::commands::table());
                 let words: Vec<&str> = ops.iter().map(|&i| OPS[i]).collect();
                 let before = a.get(b"default").map(|u| u.state());
                 set(&a, "u", &["on"]).unwrap();

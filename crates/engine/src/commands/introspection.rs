@@ -7,7 +7,7 @@ use crate::args::{is, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
 use crate::keyspec::{self, Begin, Find, KeySpec};
-use crate::spec::{CommandSpec, Flags, Group, Keys};
+use crate::spec::{acl_categories, CommandSpec, Flags, Group, Keys};
 use crate::table::CommandTable;
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -80,82 +80,6 @@ fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
         names.insert(at, "movablekeys");
     }
     names
-}
-
-/// ACL categories in the order Redis reports them.
-pub(crate) const CATEGORY_ORDER: &[&str] = &[
-    "@keyspace",
-    "@read",
-    "@write",
-    "@set",
-    "@sortedset",
-    "@list",
-    "@hash",
-    "@string",
-    "@bitmap",
-    "@hyperloglog",
-    "@geo",
-    "@stream",
-    "@pubsub",
-    "@admin",
-    "@fast",
-    "@slow",
-    "@blocking",
-    "@dangerous",
-    "@connection",
-    "@transaction",
-    "@scripting",
-];
-
-/// The ACL categories of a command: its group's category plus those implied by
-/// its flags, as Redis derives them. Containers are only `@slow`, like Redis's.
-pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
-    // Redis's own assignment where Redis has the command.
-    if let Some(cats) = crate::aclcats::for_command(&spec.name.to_ascii_lowercase()) {
-        return cats.to_vec();
-    }
-    if !spec.subcommands.is_empty() {
-        return vec!["@slow"];
-    }
-    let f = spec.flags;
-    let mut cats: Vec<&'static str> = Vec::new();
-    if spec.group == Group::Server {
-        // Server commands that read or write data (DBSIZE, FLUSHDB) are keyspace
-        // commands; the rest are administrative, which the ADMIN flag says.
-        if f.contains(Flags::WRITE) || f.contains(Flags::READONLY) {
-            cats.push("@keyspace");
-        }
-    } else if spec.group != Group::Pubsub {
-        // Pub/sub commands are @pubsub by their flag (PUBSUB HELP is not).
-        cats.push(spec.group.acl_category());
-    }
-    for (flag, cat) in [
-        (Flags::WRITE, "@write"),
-        (Flags::READONLY, "@read"),
-        (Flags::PUBSUB, "@pubsub"),
-        (Flags::BLOCKING, "@blocking"),
-        (Flags::ADMIN, "@admin"),
-        (Flags::ADMIN, "@dangerous"),
-    ] {
-        // As in Redis, a read-only scripting command (EVAL_RO) is not @read.
-        if f.contains(flag) && !(cat == "@read" && spec.group == Group::Scripting) {
-            cats.push(cat);
-        }
-    }
-    cats.push(if f.contains(Flags::FAST) {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    let rank = |c: &&str| {
-        CATEGORY_ORDER
-            .iter()
-            .position(|o| o == c)
-            .unwrap_or(CATEGORY_ORDER.len())
-    };
-    cats.sort_by_key(rank);
-    cats.dedup();
-    cats
 }
 
 /// Key flags in Redis's key-spec vocabulary. Keel's specs do not record per-key

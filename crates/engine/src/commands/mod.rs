@@ -50,6 +50,24 @@ pub(crate) fn container(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame
     Err(CmdError::WrongArity(name))
 }
 
+/// What the kernel asks of these families (see [`crate::families`]).
+pub struct AllFamilies;
+
+impl crate::families::Families for AllFamilies {
+    #[inline]
+    fn prefetch(&self, table: &keel_store::Table, argv: &[bytes::Bytes]) {
+        bloom::prefetch(table, argv);
+    }
+
+    fn names_other_keys(&self, argv: &[bytes::Bytes]) -> bool {
+        sort::names_other_keys(argv)
+    }
+
+    fn script_takes_every_shard(&self, engine: &crate::Engine, argv: &[bytes::Bytes]) -> bool {
+        scripting::wants_every_shard(engine, argv)
+    }
+}
+
 /// The full command table, built once per engine.
 pub fn table() -> CommandTable {
     CommandTable::new(&[

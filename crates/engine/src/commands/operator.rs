@@ -6,13 +6,14 @@
 //! latency histograms (`stats.rs`, `histogram.rs`), all filled by the executor
 //! after each command. Nothing here runs on the request path.
 
-use super::connection::{help_reply, REDIS_VERSION};
+use super::connection::help_reply;
 use crate::args::Args;
 use crate::config::format_percentile;
 use crate::ctx::Ctx;
 use crate::engine::Engine;
 use crate::error::CmdError;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
+use crate::version::REDIS_VERSION;
 use bytes::Bytes;
 use keel_resp::Frame;
 use std::fmt::Write;

@@ -7,10 +7,7 @@ use crate::args::{is, Args};
 use crate::ctx::{Ctx, Guards};
 use crate::engine::Engine;
 use crate::error::CmdError;
-use crate::scripting::{
-    self, functions, hex, parse_sha, sha1, FunctionInfo, Library, ScriptFlags, ScriptHost,
-    ScriptRun,
-};
+use crate::scripting::{self, functions, hex, parse_sha, sha1, ScriptFlags, ScriptHost, ScriptRun};
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -659,19 +656,6 @@ sub!(
     function_stats
 );
 
-/// Check a library's code with the host and build it (FUNCTION LOAD and
-/// RESTORE, loading files). Errors are whole reply texts.
-pub fn build_library(engine: &Engine, code: Bytes) -> Result<Library, String> {
-    let meta = functions::parse_library_header(&code).map_err(|e| format!("ERR {e}"))?;
-    let Some(host) = engine.scripting.host() else {
-        return Err("ERR Lua scripting is not available: no script host is installed".into());
-    };
-    let fns: Vec<FunctionInfo> = host
-        .load_library(&meta, &code)
-        .map_err(|e| format!("ERR {e}"))?;
-    Ok(Library::new(meta, code, fns))
-}
-
 fn function_load(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let mut replace = false;
     let rest = args.rest();
@@ -690,7 +674,7 @@ fn function_load(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     let Some(code) = rest.last() else {
         return Err(CmdError::err("Function code is missing"));
     };
-    let lib = build_library(ctx.engine, code.clone()).map_err(CmdError::msg)?;
+    let lib = scripting::build_library(ctx.engine, code.clone()).map_err(CmdError::msg)?;
     let name = lib.name.clone();
     ctx.engine
         .scripting
@@ -933,7 +917,7 @@ fn function_restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, Cmd
     let mut built = Vec::new();
     for code in libs {
         let code = code.map_err(CmdError::err)?;
-        built.push(build_library(ctx.engine, code).map_err(CmdError::msg)?);
+        built.push(scripting::build_library(ctx.engine, code).map_err(CmdError::msg)?);
     }
     let sc = &ctx.engine.scripting;
     let mut reg = sc.functions.write();

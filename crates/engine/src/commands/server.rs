@@ -229,7 +229,7 @@ fn info_server(ctx: &Ctx<'_>, out: &mut String) {
     let uptime = now_ms.saturating_sub(e.start_ms) / 1000;
     let hz = e.config.get_i64("hz").clamp(1, 500);
     out.push_str("# Server\r\n");
-    field!(out, "redis_version", "{}", super::connection::REDIS_VERSION);
+    field!(out, "redis_version", "{}", crate::version::REDIS_VERSION);
     field!(out, "keel_version", "{}", env!("CARGO_PKG_VERSION"));
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", "0");
@@ -559,7 +559,7 @@ fn client_memory_normal(e: &Engine) -> u64 {
     e.clients
         .lock()
         .values()
-        .map(|h| super::connection::client_memory(h) as u64)
+        .map(|h| crate::clients::client_memory(h) as u64)
         .sum()
 }
 

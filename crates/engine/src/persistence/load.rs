@@ -58,7 +58,7 @@ fn read_rdb(
         let entry = match r.next_item() {
             Ok(Some(RdbItem::Entry(entry))) => entry,
             Ok(Some(RdbItem::Library(code))) => {
-                let lib = crate::commands::scripting::build_library(engine, code).and_then(|lib| {
+                let lib = crate::scripting::build_library(engine, code).and_then(|lib| {
                     engine
                         .scripting
                         .functions

@@ -133,9 +133,7 @@ fn options(engine: &Engine, aof_base: bool) -> WriteOptions {
         aux: vec![
             (
                 b"redis-ver".to_vec(),
-                crate::commands::connection::REDIS_VERSION
-                    .as_bytes()
-                    .to_vec(),
+                crate::version::REDIS_VERSION.as_bytes().to_vec(),
             ),
             (b"redis-bits".to_vec(), b"64".to_vec()),
             (b"ctime".to_vec(), now_s.to_string().into_bytes()),

@@ -244,7 +244,7 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
 
     fn take_shards(&mut self, spec: &crate::CommandSpec, argv: &[Bytes]) -> Result<(), Frame> {
         let engine = self.ctx.engine;
-        if spec.flags.every_shard(argv) || spec.flags.contains(Flags::SHARD_WALK) {
+        if engine.every_shard(spec.flags, argv) || spec.flags.contains(Flags::SHARD_WALK) {
             for s in 0..engine.keyspace.shard_count() {
                 self.take(s)?;
             }
