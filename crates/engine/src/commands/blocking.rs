@@ -361,6 +361,8 @@ mod tests {
     fn pops_are_logged_as_their_non_blocking_form() {
         let sink = Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
+            commands: crate::commands::table(),
+            families: Box::new(crate::commands::AllFamilies),
             sink: Some(sink.clone()),
             ..Default::default()
         }

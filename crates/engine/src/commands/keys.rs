@@ -1055,6 +1055,8 @@ mod tests {
         let clock = std::sync::Arc::new(crate::clock::ManualClock::new(1_700_000_000_000));
         let sink = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
+            commands: crate::commands::table(),
+            families: Box::new(crate::commands::AllFamilies),
             clock: clock.clone(),
             sink: Some(sink.clone()),
             ..Default::default()

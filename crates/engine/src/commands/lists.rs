@@ -915,6 +915,8 @@ mod tests {
     fn lmpop_is_logged_as_the_pop_it_made() {
         let sink = std::sync::Arc::new(crate::testing::Recorder::default());
         let engine = crate::engine::EngineBuilder {
+            commands: crate::commands::table(),
+            families: Box::new(crate::commands::AllFamilies),
             sink: Some(sink.clone()),
             ..Default::default()
         }
