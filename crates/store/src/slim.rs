@@ -98,8 +98,24 @@ impl SlimBytes {
         }
     }
 
+    /// The contents as a vector, reusing the allocation unless they are long.
     pub fn into_vec(self) -> Vec<u8> {
-        self.as_slice().to_vec()
+        let (len, ptr) = (self.len, self.ptr);
+        if len == LONG {
+            return self.as_slice().to_vec();
+        }
+        let this = std::mem::ManuallyDrop::new(self);
+        debug_assert_eq!(this.alloc_len(), len as usize);
+        // SAFETY: `ptr` is the start of a `Box<[u8]>` of exactly `len` bytes,
+        // leaked by `from_vec`; `this` is never dropped, so the box is owned
+        // once, by the vector.
+        let boxed = unsafe {
+            Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                ptr.as_ptr(),
+                len as usize,
+            ))
+        };
+        boxed.into_vec()
     }
 
     /// Heap bytes the allocation takes.
