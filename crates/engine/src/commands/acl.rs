@@ -39,7 +39,7 @@ pub(crate) const ACL: CommandSpec = CommandSpec {
         &ACL_WHOAMI,
         &ACL_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const ACL_CAT: CommandSpec = CommandSpec::admin_subcommand(
@@ -438,7 +438,7 @@ fn acl_load(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> 
 }
 
 fn acl_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(super::server::help(&[
+    Ok(crate::subcommands::help(&[
         "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CAT [<category>]",
         "    List all commands that belong to <category>, or all command categories",

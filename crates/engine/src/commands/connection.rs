@@ -344,7 +344,7 @@ pub(crate) const CLIENT: CommandSpec = CommandSpec {
         &CLIENT_TRACKINGINFO,
         &CLIENT_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const CLIENT_UNBLOCK: CommandSpec = CommandSpec {
@@ -969,13 +969,8 @@ pub(crate) const CLIENT_HELP: CommandSpec = CommandSpec {
     run: client_help,
 };
 
-/// Help lines as simple strings, the way Redis's HELP subcommands reply.
-pub(crate) fn help_reply(lines: &[&'static str]) -> Frame {
-    Frame::Array(lines.iter().map(|l| Frame::simple(l)).collect())
-}
-
 fn client_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help_reply(&[
+    Ok(crate::subcommands::help(&[
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ID",
         "    The numeric ID of this connection.",

@@ -2,10 +2,10 @@
 //! reply; the encodings and their conversion live in `keel_store::hash`.
 
 use crate::args::{is, parse_i64, Args};
-use crate::commands::keys::parse_cursor;
 use crate::ctx::Ctx;
 use crate::error::CmdError;
 use crate::notify::Class;
+use crate::scan::parse_cursor;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -632,7 +632,7 @@ pub(crate) const HSCAN: CommandSpec = CommandSpec {
 fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let cursor = parse_cursor(args.next_arg()?)?;
-    let empty = || super::keys::scan_reply(0, Vec::new());
+    let empty = || crate::scan::scan_reply(0, Vec::new());
     // Redis looks the key up before reading the options, so a missing key
     // answers an empty scan whatever follows.
     let now = ctx.now_ms();
@@ -644,7 +644,7 @@ fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         Some(e) if HashRef::of(&e.value).is_none() => return Err(CmdError::WrongType),
         Some(_) => {}
     }
-    let (count, pattern) = super::keys::parse_scan_options(args)?;
+    let (count, pattern) = crate::scan::parse_scan_options(args)?;
     read_hash(ctx, key, |h| {
         let Some(h) = h else { return empty() };
         let mut items = Vec::new();
@@ -654,7 +654,7 @@ fn hscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                 items.push(bulk_of(v));
             }
         });
-        super::keys::scan_reply(next, items)
+        crate::scan::scan_reply(next, items)
     })
 }
 

@@ -2,7 +2,6 @@
 //! is derived from the specs in `ctx.engine.commands`, so a command appears here
 //! the moment its spec is listed in a group's table.
 
-use super::connection::help_reply;
 use crate::args::{is, Args};
 use crate::ctx::Ctx;
 use crate::error::CmdError;
@@ -604,7 +603,7 @@ pub(crate) const COMMAND_HELP: CommandSpec = CommandSpec {
 };
 
 fn command_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help_reply(&[
+    Ok(crate::subcommands::help(&[
         "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "(no subcommand)",
         "    Describe every command.",

@@ -1,11 +1,7 @@
 //! Command handlers, one file per command group. Each file declares its commands'
 //! specs next to their handlers and lists them in its `COMMANDS` table.
 
-use crate::args::Args;
-use crate::ctx::Ctx;
-use crate::error::CmdError;
 use crate::table::CommandTable;
-use keel_resp::Frame;
 
 pub mod acl;
 pub mod bitmap;
@@ -38,17 +34,6 @@ pub mod topk;
 pub mod transactions;
 pub mod xgroups;
 pub mod zsets;
-
-/// The handler of a command that only groups subcommands (CLIENT, CONFIG,
-/// SLOWLOG, ...). Never reached with a subcommand: the executor dispatches to it.
-pub(crate) fn container(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    let name = args
-        .argv()
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .unwrap_or_default();
-    Err(CmdError::WrongArity(name))
-}
 
 /// What the kernel asks of these families (see [`crate::families`]).
 pub struct AllFamilies;

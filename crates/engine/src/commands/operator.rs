@@ -6,7 +6,6 @@
 //! latency histograms (`stats.rs`, `histogram.rs`), all filled by the executor
 //! after each command. Nothing here runs on the request path.
 
-use super::connection::help_reply;
 use crate::args::Args;
 use crate::config::format_percentile;
 use crate::ctx::Ctx;
@@ -47,7 +46,7 @@ pub(crate) const SLOWLOG: CommandSpec = CommandSpec {
     since: "2.2.12",
     complexity: "Depends on subcommand.",
     subcommands: &[&SLOWLOG_GET, &SLOWLOG_LEN, &SLOWLOG_RESET, &SLOWLOG_HELP],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const SLOWLOG_GET: CommandSpec = CommandSpec::admin_subcommand(
@@ -114,7 +113,7 @@ fn slowlog_reset(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdEr
 }
 
 fn slowlog_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help_reply(&[
+    Ok(crate::subcommands::help(&[
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET [<count>]",
         "    Return the newest <count> entries of the slow log (default: 10, -1 for all).",
@@ -150,7 +149,7 @@ pub(crate) const LATENCY: CommandSpec = CommandSpec {
         &LATENCY_RESET,
         &LATENCY_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const LATENCY_DOCTOR: CommandSpec = CommandSpec::admin_subcommand(
@@ -332,7 +331,7 @@ fn latency_histogram(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, Cm
 }
 
 fn latency_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help_reply(&[
+    Ok(crate::subcommands::help(&[
         "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DOCTOR",
         "    Return a report on the latency spikes the monitor recorded.",
@@ -492,7 +491,7 @@ pub(crate) const MODULE: CommandSpec = CommandSpec {
         &MODULE_UNLOAD,
         &MODULE_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 const MODULE_FLAGS: Flags = Flags::ADMIN.union(Flags::NOSCRIPT);
@@ -565,7 +564,7 @@ fn module_refused(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdE
 }
 
 fn module_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help_reply(&[
+    Ok(crate::subcommands::help(&[
         "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "LIST",
         "    Return the loaded modules (Keel's are built in).",

@@ -155,7 +155,7 @@ pub(crate) const PUBSUB: CommandSpec = CommandSpec {
         &PUBSUB_SHARDNUMSUB,
         &PUBSUB_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const PUBSUB_CHANNELS: CommandSpec = spec(
@@ -361,7 +361,7 @@ fn pubsub_numpat(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdEr
 }
 
 fn pubsub_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(super::connection::help_reply(&[
+    Ok(crate::subcommands::help(&[
         "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CHANNELS [<pattern>]",
         "    Return the currently active channels matching a <pattern> (default: '*').",

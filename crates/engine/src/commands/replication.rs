@@ -300,7 +300,7 @@ pub(crate) const CLUSTER: CommandSpec = CommandSpec {
         &CLUSTER_SLAVES,
         &CLUSTER_SLOTS,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 /// Every CLUSTER subcommand, READONLY, READWRITE and ASKING, as Redis answers

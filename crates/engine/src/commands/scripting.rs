@@ -354,7 +354,7 @@ pub(crate) const SCRIPT: CommandSpec = CommandSpec {
         &SCRIPT_KILL,
         &SCRIPT_LOAD,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 macro_rules! sub {
@@ -472,7 +472,7 @@ fn script_flush(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErro
 }
 
 fn script_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(super::server::help(&[
+    Ok(crate::subcommands::help(&[
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DEBUG (YES|SYNC|NO)",
         "    Set the debug mode for subsequent scripts executed (only NO: Keel has no Lua debugger).",
@@ -558,7 +558,7 @@ pub(crate) const FUNCTION: CommandSpec = CommandSpec {
         &FUNCTION_RESTORE,
         &FUNCTION_STATS,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 /// Library changes take every shard, so a snapshot's flip (which holds them
@@ -717,7 +717,7 @@ fn function_kill(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdEr
 }
 
 fn function_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(super::server::help(&[
+    Ok(crate::subcommands::help(&[
         "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "LOAD [REPLACE] <FUNCTION CODE>",
         "    Create a new library with the given library name and code.",

@@ -954,12 +954,6 @@ pub fn cron_sample(engine: &Engine) {
 // ---------------------------------------------------------------------------
 // CONFIG
 
-/// A container's HELP reply: a usage line, then each subcommand and its
-/// description, as status lines like Redis's.
-pub(crate) fn help(lines: &[&'static str]) -> Frame {
-    Frame::Array(lines.iter().map(|l| Frame::simple(l)).collect())
-}
-
 pub(crate) const CONFIG: CommandSpec = CommandSpec {
     name: "CONFIG",
     group: Group::Server,
@@ -976,7 +970,7 @@ pub(crate) const CONFIG: CommandSpec = CommandSpec {
         &CONFIG_REWRITE,
         &CONFIG_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 const CONFIG_FLAGS: Flags = Flags::ADMIN
@@ -1267,7 +1261,7 @@ pub(crate) const CONFIG_HELP: CommandSpec = CommandSpec {
 };
 
 fn config_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help(&[
+    Ok(crate::subcommands::help(&[
         "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET <pattern> [<pattern> ...]",
         "    Reply with every parameter whose name matches a glob <pattern>, and its value.",
@@ -1486,7 +1480,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let sub = args.next_arg()?;
     let argc = args.argv().len();
     if is(sub, "HELP") && argc == 2 {
-        Ok(help(&[
+        Ok(crate::subcommands::help(&[
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Add <count> string keys named <prefix>:<n> (prefix 'key' by default) with",
@@ -1676,7 +1670,7 @@ pub(crate) const MEMORY: CommandSpec = CommandSpec {
         &MEMORY_MALLOC_STATS,
         &MEMORY_HELP,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const MEMORY_USAGE: CommandSpec = CommandSpec {
@@ -1904,7 +1898,7 @@ pub(crate) const MEMORY_HELP: CommandSpec = CommandSpec {
 };
 
 fn memory_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(help(&[
+    Ok(crate::subcommands::help(&[
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DOCTOR",
         "    Report memory problems this instance may have.",

@@ -4,10 +4,10 @@
 //! `keel_store::set`; these handlers parse, check types and build replies.
 
 use crate::args::{is, Args};
-use crate::commands::keys::parse_cursor;
 use crate::ctx::Ctx;
 use crate::error::CmdError;
 use crate::notify::Class;
+use crate::scan::parse_cursor;
 use crate::spec::{CommandSpec, Flags, Group, Keys};
 use bytes::Bytes;
 use keel_resp::Frame;
@@ -771,12 +771,12 @@ pub(crate) const SSCAN: CommandSpec = CommandSpec {
 fn sscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let cursor = parse_cursor(args.next_arg()?)?;
-    let empty = || super::keys::scan_reply(0, Vec::new());
+    let empty = || crate::scan::scan_reply(0, Vec::new());
     // Like Redis, a missing key answers before the options are looked at.
     if read_set_counted(ctx, key, |_| ())?.is_none() {
         return Ok(empty());
     }
-    let (count, pattern) = super::keys::parse_scan_options(args)?;
+    let (count, pattern) = crate::scan::parse_scan_options(args)?;
     let mut found = Vec::new();
     let Some(next) = read_set(ctx, key)?.map(|s| s.set_scan(cursor, count, &mut found)) else {
         return Ok(empty());
@@ -784,7 +784,7 @@ fn sscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     if let Some(p) = pattern {
         found.retain(|m| glob_match(p, m, false));
     }
-    Ok(super::keys::scan_reply(next, bulks(found)))
+    Ok(crate::scan::scan_reply(next, bulks(found)))
 }
 
 #[cfg(test)]

@@ -285,7 +285,7 @@ pub(crate) const XGROUP: CommandSpec = CommandSpec {
         &XGROUP_CREATECONSUMER,
         &XGROUP_DELCONSUMER,
     ],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 const fn xgroup_sub(
@@ -371,7 +371,7 @@ pub(crate) const XGROUP_HELP: CommandSpec = CommandSpec {
 };
 
 fn xgroup_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(super::connection::help_reply(&[
+    Ok(crate::subcommands::help(&[
         "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CREATE <key> <groupname> <id|$> [option]",
         "    Create a new consumer group. Options are:",
@@ -1247,7 +1247,7 @@ pub(crate) const XINFO: CommandSpec = CommandSpec {
     complexity: "Depends on subcommand.",
     // In the order Redis lists them.
     subcommands: &[&XINFO_HELP, &XINFO_CONSUMERS, &XINFO_STREAM, &XINFO_GROUPS],
-    run: super::container,
+    run: crate::subcommands::container,
 };
 
 pub(crate) const XINFO_CONSUMERS: CommandSpec = CommandSpec {
@@ -1303,7 +1303,7 @@ pub(crate) const XINFO_HELP: CommandSpec = CommandSpec {
 };
 
 fn xinfo_help(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Ok(super::connection::help_reply(&[
+    Ok(crate::subcommands::help(&[
         "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CONSUMERS <key> <groupname>",
         "    Show consumers of <groupname>.",

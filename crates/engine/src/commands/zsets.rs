@@ -1639,15 +1639,15 @@ pub(crate) const ZSCAN: CommandSpec = CommandSpec {
 
 fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
-    let cursor = super::keys::parse_cursor(args.next_arg()?)?;
+    let cursor = crate::scan::parse_cursor(args.next_arg()?)?;
     // Like Redis, a missing key answers an empty scan before the options
     // are read.
     let exists = read(ctx, key)?.is_some();
     ctx.hit_key(key, exists);
     if !exists {
-        return Ok(super::keys::scan_reply(0, Vec::new()));
+        return Ok(crate::scan::scan_reply(0, Vec::new()));
     }
-    let (count, pattern) = super::keys::parse_scan_options(args)?;
+    let (count, pattern) = crate::scan::parse_scan_options(args)?;
     let mut found = Vec::new();
     let next = read(ctx, key)?.map_or(0, |v| zset::scan(v, cursor, count, &mut found));
     let mut items = Vec::with_capacity(found.len() * 2);
@@ -1659,7 +1659,7 @@ fn zscan(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
         // ZSCAN sends scores as strings in both protocols.
         items.push(Frame::Bulk(Bytes::from(keel_resp::encode_double(s))));
     }
-    Ok(super::keys::scan_reply(next, items))
+    Ok(crate::scan::scan_reply(next, items))
 }
 
 #[cfg(test)]
