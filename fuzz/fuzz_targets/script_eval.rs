@@ -22,8 +22,8 @@ fn engine() -> &'static Arc<Engine> {
     ENGINE.get_or_init(|| {
         let engine = Arc::new(
             EngineBuilder {
-                commands: keel_engine::commands::table(),
-                families: Box::new(keel_engine::commands::AllFamilies),
+                commands: keel_server::families::table(),
+                families: Box::new(keel_server::families::AllFamilies),
                 ..EngineBuilder::default()
             }
             .build(),

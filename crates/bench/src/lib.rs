@@ -10,6 +10,9 @@
 //! - `scenario`: TOML scenario files, server processes, the seed scenarios.
 //! - `report`: the final table, JSON, self-contained HTML, live progress.
 //! - `timeline`: throughput over time in buckets sized to the step.
+//!
+//! Must not: know any server's internals; it speaks RESP through `keel-client`
+//! and `keel-resp` only.
 
 pub mod classic;
 pub mod hist;

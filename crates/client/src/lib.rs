@@ -4,7 +4,7 @@
 //! one writer drains whatever is queued into a single write, and replies are
 //! matched to callers in order. Callers write ordinary one-request-at-a-time
 //! code and get pipelining's throughput when many of them run at once.
-//! Depends on `keel-resp` only.
+//! Must not: depend on anything but `keel-resp`.
 
 mod client;
 mod commands;

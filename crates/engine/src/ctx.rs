@@ -9,7 +9,7 @@ use keel_resp::Protocol;
 use keel_store::{Shard, Table};
 use keel_store::{ShardGuard, ShardReadGuard};
 
-pub(crate) enum Guards<'a> {
+pub enum Guards<'a> {
     None,
     One(usize, ShardGuard<'a>),
     /// One shard held shared, by a read-only command (see [`Ctx::must_write`]).
@@ -32,7 +32,7 @@ impl<'a> Guards<'a> {
     }
 
     /// The shard if it is held, shared or exclusively, for reading.
-    pub(crate) fn find_ref(&self, shard: usize) -> Option<&Shard> {
+    pub fn find_ref(&self, shard: usize) -> Option<&Shard> {
         match self {
             Guards::None => None,
             Guards::One(i, g) => (*i == shard).then_some(&**g),
@@ -79,7 +79,7 @@ impl<'a> Guards<'a> {
     }
 
     /// The indices of the shards held, ascending.
-    pub(crate) fn indices(&self) -> Vec<usize> {
+    pub fn indices(&self) -> Vec<usize> {
         match self {
             Guards::None => Vec::new(),
             Guards::One(i, _) | Guards::Read(i, _) => vec![*i],
@@ -115,7 +115,7 @@ pub fn bulk_frame(out: Option<&mut BytesMut>, data: Option<&[u8]>) -> keel_resp:
 pub struct Ctx<'a> {
     pub engine: &'a Engine,
     pub session: &'a mut Session,
-    pub(crate) guards: Guards<'a>,
+    pub guards: Guards<'a>,
     pub(crate) tick: crate::clock::Tick,
     /// Number of changes the current command made; > 0 means it is logged and
     /// watchers of its keys are invalidated.
@@ -126,10 +126,10 @@ pub struct Ctx<'a> {
     /// logged as `SET k v PXAT <abs>`).
     pub(crate) rewrite: Option<Vec<Bytes>>,
     /// Effects logged for this command, in order, when a sink is installed.
-    pub(crate) effects: Vec<(usize, Vec<Bytes>)>,
+    pub effects: Vec<(usize, Vec<Bytes>)>,
     /// Keys the command says it changed, for WATCH; `None` means "every key the
     /// spec declares" (right for most write commands).
-    pub(crate) modified: Option<Vec<(usize, Bytes)>>,
+    pub modified: Option<Vec<(usize, Bytes)>>,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
     /// Keys written while clients may be blocked on them; served after the
@@ -137,11 +137,11 @@ pub struct Ctx<'a> {
     pub(crate) ready: Vec<Bytes>,
     /// How deep in nested calls (EXEC, scripts) this command runs; blocking
     /// commands never block when it is above zero.
-    pub(crate) nested: u32,
+    pub nested: u32,
     /// Arguments MONITOR must not show (passwords), recorded by the handler.
     pub(crate) redacted: Vec<usize>,
     /// A script is running this command (MONITOR shows `lua`, SLOWLOG no client).
-    pub(crate) in_script: bool,
+    pub in_script: bool,
     /// Set by a handler whose write serves no blocked client, though it
     /// changed its keys (Redis signals no key for XDEL, XACK, XGROUP SETID,
     /// ...); the executor clears it after each command.
@@ -160,7 +160,7 @@ pub struct Ctx<'a> {
 
 /// Why a command that held its shard shared ran again exclusively.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Upgrade {
+pub enum Upgrade {
     /// This run only: it found an expired key to remove, or an event to
     /// publish; the data asked for it, not the command.
     Once,
@@ -446,12 +446,12 @@ impl Ctx<'_> {
 
     /// The key whose write is serving this blocked client's re-run, if this
     /// is one.
-    pub(crate) fn serving_key(&self) -> Option<&Bytes> {
+    pub fn serving_key(&self) -> Option<&Bytes> {
         self.session.serving.as_ref().map(|s| &s.key)
     }
 
     /// This command's write serves no blocked client (see `wakes_none`).
-    pub(crate) fn wake_no_waiter(&mut self) {
+    pub fn wake_no_waiter(&mut self) {
         self.wakes_none = true;
     }
 

@@ -54,3 +54,10 @@ impl CmdError {
         CmdError::Other(format!("ERR {text}"))
     }
 }
+
+/// A HyperLogLog string that is not one, as the HLL commands report it.
+impl From<keel_store::hll::HllError> for CmdError {
+    fn from(e: keel_store::hll::HllError) -> CmdError {
+        CmdError::msg(e.to_string())
+    }
+}

@@ -1,6 +1,15 @@
-//! Keel's engine: the command table, the handlers, and the one execution path
-//! they all run through. No sockets and no async: the network layer hands argv in
-//! and gets a reply frame back; tests do the same without a server.
+//! Keel's kernel: the one execution path every command runs through, and what
+//! commands run against. No sockets and no async: the network layer hands argv
+//! in and gets a reply frame back; tests do the same without a server.
+//!
+//! Owns: `Engine` and its builder, the executor (`exec`), `Ctx`, the command
+//! spec and table types, sessions, configuration, clock, stats, blocking,
+//! watch, keyspace notifications, the pub/sub and tracking registries, ACL,
+//! eviction, expiry, persistence driving and the scripting host interface.
+//!
+//! Must not: name a command family. The families (`crates/families/*`) depend
+//! on this crate; what the kernel needs from them it declares in [`families`],
+//! and the server hands it the assembled table and those hooks.
 
 pub mod acl;
 mod aclcats;
@@ -9,7 +18,6 @@ pub mod blocking;
 pub mod client_evict;
 pub mod clients;
 pub mod clock;
-pub mod commands;
 pub mod config;
 pub mod ctx;
 pub mod cycles;
@@ -47,5 +55,4 @@ pub use error::CmdError;
 pub use session::{ClientHandle, Session};
 pub use spec::{CommandSpec, Flags, Group, Keys};
 
-#[cfg(test)]
-pub(crate) mod testing;
+pub mod testing;

@@ -214,7 +214,7 @@ pub struct Session {
     /// for before running its next command.
     pub blocked: Option<crate::blocking::BlockRequest>,
     /// Set on the stand-in session that serves a blocked client.
-    pub(crate) serving: Option<crate::blocking::Serving>,
+    pub serving: Option<crate::blocking::Serving>,
     /// The lines a monitoring client (MONITOR) is sent; `None` otherwise.
     pub monitor: Option<Arc<crate::monitor::MonitorFeed>>,
     /// A command held back by CLIENT PAUSE: the network layer waits for the
@@ -243,7 +243,7 @@ const REPLY_HIDDEN: u8 = REPLY_OFF | REPLY_SKIP;
 
 /// Inside EXEC: the reply of a queued command, or nothing when CLIENT REPLY
 /// (run earlier in the same transaction) hides it.
-pub(crate) fn queued_reply(session: &Session, reply: Frame) -> Frame {
+pub fn queued_reply(session: &Session, reply: Frame) -> Frame {
     if session.reply_flags & REPLY_HIDDEN != 0 {
         Frame::Encoded(Bytes::new())
     } else {
@@ -254,7 +254,7 @@ pub(crate) fn queued_reply(session: &Session, reply: Frame) -> Frame {
 /// EXEC's reply. When replies were hidden as it started but the transaction
 /// showed them again, Redis had dropped the array header: only the elements
 /// are sent.
-pub(crate) fn exec_reply(session: &Session, hidden_at_start: bool, replies: Vec<Frame>) -> Frame {
+pub fn exec_reply(session: &Session, hidden_at_start: bool, replies: Vec<Frame>) -> Frame {
     if !hidden_at_start || session.reply_flags & REPLY_HIDDEN != 0 {
         return Frame::Array(replies);
     }
@@ -266,7 +266,7 @@ pub(crate) fn exec_reply(session: &Session, hidden_at_start: bool, replies: Vec<
 }
 
 /// Whether replies are hidden right now, for [`exec_reply`].
-pub(crate) fn replies_hidden(session: &Session) -> bool {
+pub fn replies_hidden(session: &Session) -> bool {
     session.reply_flags & REPLY_HIDDEN != 0
 }
 
@@ -367,82 +367,5 @@ impl Session {
         *self.handle.name.lock() = name
             .filter(|n| !n.is_empty())
             .map(|n| Bytes::copy_from_slice(&n));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::*;
-    use bytes::Bytes;
-    use keel_resp::Frame;
-
-    /// Run `argv` and say what the client receives: `None` when CLIENT REPLY
-    /// holds the reply back (or the reply writes nothing).
-    fn sent(t: &mut TestEngine, argv: &[&str]) -> Option<Frame> {
-        let argv: Vec<Bytes> = argv
-            .iter()
-            .map(|a| Bytes::copy_from_slice(a.as_bytes()))
-            .collect();
-        let before = t.session.reply_flags;
-        let reply = t.engine.execute(&mut t.session, argv);
-        let send = (before | t.session.reply_flags) == 0 || t.session.take_reply_turn(before);
-        match reply {
-            Frame::Encoded(b) if b.is_empty() => None,
-            r if send => Some(decoded(r)),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn client_reply_off_on_skip() {
-        let mut t = TestEngine::new();
-        let pong = Some(Frame::simple("PONG"));
-        assert_eq!(
-            sent(&mut t, &["CLIENT", "REPLY", "x"]),
-            Some(error("ERR syntax error"))
-        );
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "ON"]), Some(ok()));
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "OFF"]), None);
-        assert_eq!(sent(&mut t, &["PING"]), None);
-        assert_eq!(sent(&mut t, &["NOPE"]), None);
-        // SKIP does nothing while replies are off.
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "SKIP"]), None);
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "on"]), Some(ok()));
-        assert_eq!(sent(&mut t, &["PING"]), pong);
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "skip"]), None);
-        assert_eq!(sent(&mut t, &["PING"]), None);
-        assert_eq!(sent(&mut t, &["PING"]), pong);
-        // A skipped SKIP still skips the command after it.
-        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "skip"]), None);
-        assert_eq!(sent(&mut t, &["PING"]), None);
-        assert_eq!(sent(&mut t, &["PING"]), pong);
-        // ON is answered even when it is the skipped command.
-        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
-        assert_eq!(sent(&mut t, &["CLIENT", "REPLY", "ON"]), Some(ok()));
-        // An error counts as the skipped command.
-        sent(&mut t, &["CLIENT", "REPLY", "skip"]);
-        assert_eq!(sent(&mut t, &["GET"]), None);
-        assert_eq!(sent(&mut t, &["PING"]), pong);
-        // In a transaction, what comes after OFF is dropped, the header is not.
-        sent(&mut t, &["MULTI"]);
-        sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
-        sent(&mut t, &["PING"]);
-        let exec = t.engine.execute(&mut t.session, vec!["EXEC".into()]);
-        let mut wire = bytes::BytesMut::new();
-        keel_resp::encode(&exec, keel_resp::Protocol::Resp2, &mut wire);
-        assert_eq!(&wire[..], b"*2\r\n");
-        sent(&mut t, &["MULTI"]);
-        sent(&mut t, &["CLIENT", "REPLY", "ON"]);
-        sent(&mut t, &["PING"]);
-        let exec = t.engine.execute(&mut t.session, vec!["EXEC".into()]);
-        assert_eq!(
-            exec,
-            Frame::Encoded(Bytes::from_static(b"+OK\r\n+PONG\r\n"))
-        );
-        // RESET turns replies back on and answers.
-        sent(&mut t, &["CLIENT", "REPLY", "OFF"]);
-        assert_eq!(sent(&mut t, &["RESET"]), Some(Frame::simple("RESET")));
-        assert_eq!(sent(&mut t, &["PING"]), pong);
     }
 }

@@ -370,7 +370,7 @@ impl std::fmt::Debug for CommandSpec {
 impl CommandSpec {
     /// A keyless server-group subcommand of O(1) complexity, the shape most
     /// subcommands of administrative commands (ACL, SLOWLOG, LATENCY) share.
-    pub(crate) const fn admin_subcommand(
+    pub const fn admin_subcommand(
         name: &'static str,
         arity: i32,
         flags: Flags,
@@ -434,7 +434,7 @@ pub(crate) const CATEGORY_ORDER: &[&str] = &[
 
 /// The ACL categories of a command: its group's category plus those implied by
 /// its flags, as Redis derives them. Containers are only `@slow`, like Redis's.
-pub(crate) fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+pub fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     // Redis's own assignment where Redis has the command.
     if let Some(cats) = crate::aclcats::for_command(&spec.name.to_ascii_lowercase()) {
         return cats.to_vec();

@@ -1,8 +1,13 @@
 //! Test helpers: run commands against an engine with a manual clock, no sockets.
+//! The kernel serves no command of its own: whoever tests builds the engine
+//! with the command table and families it needs (the server's
+//! `keel_server::testing` wraps this with every family).
 
 use crate::clock::ManualClock;
 use crate::engine::{Engine, EngineBuilder};
+use crate::families::Families;
 use crate::session::Session;
+use crate::table::CommandTable;
 use bytes::Bytes;
 use keel_resp::Frame;
 use std::sync::Arc;
@@ -14,22 +19,35 @@ pub struct TestEngine {
 }
 
 impl TestEngine {
-    pub fn new() -> TestEngine {
-        TestEngine::build(1_700_000_000_000, None)
+    /// An engine serving `commands`, its clock at 1,700,000,000,000 ms.
+    pub fn with_commands(commands: CommandTable, families: Box<dyn Families>) -> TestEngine {
+        TestEngine::build(1_700_000_000_000, None, commands, families)
     }
 
     /// An engine whose effect log is kept in the returned recorder, with the
     /// clock starting at `start_ms`.
-    pub fn recording(start_ms: u64) -> (TestEngine, Arc<Recorder>) {
+    pub fn recording_with(
+        start_ms: u64,
+        commands: CommandTable,
+        families: Box<dyn Families>,
+    ) -> (TestEngine, Arc<Recorder>) {
         let rec = Arc::new(Recorder::default());
-        (TestEngine::build(start_ms, Some(rec.clone())), rec)
+        (
+            TestEngine::build(start_ms, Some(rec.clone()), commands, families),
+            rec,
+        )
     }
 
-    fn build(start_ms: u64, sink: Option<Arc<Recorder>>) -> TestEngine {
+    fn build(
+        start_ms: u64,
+        sink: Option<Arc<Recorder>>,
+        commands: CommandTable,
+        families: Box<dyn Families>,
+    ) -> TestEngine {
         let clock = Arc::new(ManualClock::new(start_ms));
         let b = EngineBuilder {
-            commands: crate::commands::table(),
-            families: Box::new(crate::commands::AllFamilies),
+            commands,
+            families,
             clock: clock.clone(),
             sink: sink.map(|r| r as Arc<dyn crate::engine::EffectSink>),
             ..EngineBuilder::default()

@@ -144,8 +144,8 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
 
     let mut builder = EngineBuilder {
         // The one place that names every command family.
-        commands: keel_engine::commands::table(),
-        families: Box::new(keel_engine::commands::AllFamilies),
+        commands: keel_server::families::table(),
+        families: Box::new(keel_server::families::AllFamilies),
         config,
         ..EngineBuilder::default()
     };
@@ -433,7 +433,7 @@ async fn cron(
         let tick = tokio::time::sleep(std::time::Duration::from_millis(1000 / hz));
         tokio::select! {
             _ = tick => {
-                keel_engine::commands::server::cron_sample(&engine);
+                keel_admin::server::cron_sample(&engine);
                 engine.tracking.cron(&engine);
                 keel_engine::persistence::snapshot::cron(&engine);
                 keel_engine::client_evict::cron(&engine);

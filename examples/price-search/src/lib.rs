@@ -1,6 +1,9 @@
 //! A price-search HTTP service over three interchangeable back ends: a map of
 //! prices scanned per request, Keel's bitmap index in this process, and the
 //! same index inside keel-server. See README.md.
+//!
+//! Must not: be a dependency of anything; it uses `keel-store` and
+//! `keel-client` as any application would.
 
 pub mod data;
 pub mod http;

@@ -509,7 +509,7 @@ pub(crate) fn admit_top(
 }
 
 /// Add an ACL LOG entry for `session`.
-pub(crate) fn log_denial(
+pub fn log_denial(
     engine: &Engine,
     session: &crate::session::Session,
     reason: &'static str,
@@ -537,7 +537,7 @@ pub(crate) fn log_denial(
 }
 
 /// Disconnect the clients logged in as one of `names`.
-pub(crate) fn kill_clients_of(engine: &Engine, names: &[&str], except: Option<u64>) -> bool {
+pub fn kill_clients_of(engine: &Engine, names: &[&str], except: Option<u64>) -> bool {
     let mut killed_self = false;
     for h in engine.clients.lock().values() {
         let user = h.user.lock().clone();
@@ -553,7 +553,7 @@ pub(crate) fn kill_clients_of(engine: &Engine, names: &[&str], except: Option<u6
 }
 
 /// Called after CONFIG SET of directive `name`.
-pub(crate) fn config_changed(engine: &Engine, name: &str) {
+pub fn config_changed(engine: &Engine, name: &str) {
     if name == "requirepass" {
         engine
             .acl
@@ -616,7 +616,7 @@ pub(crate) fn check_in_script(
 
 /// After `name`'s rules changed: disconnect its clients subscribed to a
 /// channel or pattern it may no longer use, as Redis does.
-pub(crate) fn kill_unpermitted_subscribers(engine: &Engine, name: &str, except: u64) -> bool {
+pub fn kill_unpermitted_subscribers(engine: &Engine, name: &str, except: u64) -> bool {
     let Some(user) = engine.acl.get(name.as_bytes()) else {
         return false;
     };

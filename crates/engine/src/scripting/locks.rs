@@ -22,7 +22,7 @@ const SLICE: Duration = Duration::from_micros(500);
 impl Engine {
     /// Lock `shards` (ascending, distinct), stepping back while a script waits
     /// out of order. Callers hold no shard lock.
-    pub(crate) fn lock_shards<'a>(&'a self, shards: &[usize]) -> Vec<(usize, ShardGuard<'a>)> {
+    pub fn lock_shards<'a>(&'a self, shards: &[usize]) -> Vec<(usize, ShardGuard<'a>)> {
         let ks = &self.keyspace;
         'again: loop {
             let mut held = Vec::with_capacity(shards.len());

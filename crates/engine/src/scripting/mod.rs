@@ -72,8 +72,8 @@ pub struct Scripting {
     pub functions: RwLock<functions::Registry>,
     /// Scripts (by [`learn_key`]) that touched an undeclared key whose shard
     /// was busy: they take every shard from the start from now on.
-    learned: RwLock<HashSet<Bytes>>,
-    learned_count: AtomicUsize,
+    pub learned: RwLock<HashSet<Bytes>>,
+    pub learned_count: AtomicUsize,
     /// Scripts waiting for a shard out of order after writing (see `locks`).
     pub(crate) escalating: AtomicUsize,
     pub(crate) token: Mutex<()>,
@@ -182,7 +182,7 @@ impl Scripting {
         self.generation.load(Ordering::Acquire)
     }
 
-    pub(crate) fn bump_generation(&self) {
+    pub fn bump_generation(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -219,15 +219,15 @@ impl Scripting {
 
     /// Whether any script has been learned (one relaxed load).
     #[inline]
-    pub(crate) fn any_learned(&self) -> bool {
+    pub fn any_learned(&self) -> bool {
         self.learned_count.load(Ordering::Relaxed) > 0
     }
 
-    pub(crate) fn learned(&self, key: &[u8]) -> bool {
+    pub fn learned(&self, key: &[u8]) -> bool {
         self.learned_count.load(Ordering::Relaxed) > 0 && self.learned.read().contains(key)
     }
 
-    pub(crate) fn learn(&self, key: Bytes) {
+    pub fn learn(&self, key: Bytes) {
         let mut set = self.learned.write();
         set.insert(key);
         self.learned_count.store(set.len(), Ordering::Relaxed);

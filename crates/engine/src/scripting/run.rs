@@ -93,7 +93,7 @@ const CONTENDED: &str = "ERR script touched an undeclared key whose shard anothe
     declare it in KEYS";
 
 impl<'c, 'a> ScriptRun<'c, 'a> {
-    pub(crate) fn new(
+    pub fn new(
         ctx: &'c mut Ctx<'a>,
         is_eval: bool,
         read_only: bool,
@@ -159,20 +159,20 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
     }
 
     /// The script carries the `allow-oom` flag.
-    pub(crate) fn set_allow_oom(&mut self, on: bool) {
+    pub fn set_allow_oom(&mut self, on: bool) {
         self.allow_oom = on;
     }
 
-    pub(crate) fn aborted(&self) -> bool {
+    pub fn aborted(&self) -> bool {
         self.abort
     }
 
-    pub(crate) fn must_learn(&self) -> bool {
+    pub fn must_learn(&self) -> bool {
         self.learn
     }
 
     /// Every shard held or wanted: what a run again locks from the start.
-    pub(crate) fn wanted_shards(&self) -> Vec<usize> {
+    pub fn wanted_shards(&self) -> Vec<usize> {
         let mut all = self.ctx.guards.indices();
         all.extend(self.extra.iter().copied());
         all.sort_unstable();
