@@ -5,9 +5,10 @@ Rules:
   * the kernel (`keel-engine`) depends on no family crate and not on the
     server, in any kind of dependency (normal, build or dev): it builds and
     tests without them;
-  * a family crate (under `crates/families/`) has normal dependencies on the
-    kernel and the layers below it only, plus the families its Cargo.toml
-    names under `[package.metadata.keel] builds-on`;
+  * a family crate (under `crates/families/`) depends, in any kind of
+    dependency, on the kernel and the layers below it only, plus the families
+    its Cargo.toml names under `[package.metadata.keel] builds-on` (its tests
+    live with the server, which assembles every family);
   * no crate but `keel-server` has a normal dependency on a family: the
     server alone assembles the command table;
   * the dependency block of ARCHITECTURE.md (between the `crate-graph`
@@ -92,11 +93,11 @@ def main():
             for d in sorted(ds & (set(fams) | {SERVER})):
                 errors.append(f"the kernel has a {kind} dependency on {d}")
     for fam, builds_on in sorted(fams.items()):
-        for d in sorted(deps[fam]["normal"] - BELOW_KERNEL):
-            if d not in builds_on:
+        for kind, ds in deps[fam].items():
+            for d in sorted(ds - BELOW_KERNEL - builds_on):
                 errors.append(
-                    f"{fam} depends on {d}; a family depends on the kernel and the layers "
-                    "below it, or names the family it builds on in "
+                    f"{fam} has a {kind} dependency on {d}; a family depends on the kernel "
+                    "and the layers below it, or names the family it builds on in "
                     "[package.metadata.keel] builds-on"
                 )
         for d in sorted(builds_on - set(fams)):

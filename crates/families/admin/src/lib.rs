@@ -20,6 +20,3 @@ pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod transactions;
-
-#[cfg(test)]
-mod testing;

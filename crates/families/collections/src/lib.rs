@@ -14,6 +14,3 @@ pub mod lists;
 pub mod sets;
 pub mod sort;
 pub mod zsets;
-
-#[cfg(test)]
-mod testing;

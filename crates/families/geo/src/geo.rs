@@ -88,7 +88,7 @@ fn distance_frame(d: f64) -> Frame {
 /// Redis's fixed-point printing of distances: the value times 10^4 rounded
 /// to an integer (half to even, as `llrint`), then split at the point. It
 /// differs from `%.4f` when the product rounds across a half.
-fn fixed4(d: f64) -> String {
+pub fn fixed4(d: f64) -> String {
     let scaled = (d * 10_000.0).round_ties_even();
     // Out of range, C's llrint gives the "indefinite" LLONG_MIN.
     let v = if scaled.is_finite() && scaled.abs() < 9.2e18 {
@@ -762,82 +762,4 @@ fn geosearchstore(
     args: &mut keel_engine::args::Args<'_>,
 ) -> Result<Frame, CmdError> {
     georadius_generic(ctx, args.argv(), Kind::SearchStore)
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::testing::{Assembled, TestEngine};
-    use keel_resp::Frame;
-
-    fn bulk(s: &str) -> Frame {
-        Frame::Bulk(bytes::Bytes::copy_from_slice(s.as_bytes()))
-    }
-
-    #[test]
-    fn add_then_distance_and_search() {
-        let mut e = TestEngine::new();
-        let r = e.run(&[
-            "GEOADD",
-            "Sicily",
-            "13.361389",
-            "38.115556",
-            "Palermo",
-            "15.087269",
-            "37.502669",
-            "Catania",
-        ]);
-        assert_eq!(r, Frame::Integer(2));
-        assert_eq!(
-            e.run(&["ZSCORE", "Sicily", "Palermo"]),
-            Frame::Double(3479099956230698.0)
-        );
-        assert_eq!(
-            e.run(&["GEODIST", "Sicily", "Palermo", "Catania", "km"]),
-            bulk("166.2742")
-        );
-        assert_eq!(
-            e.run(&["GEORADIUS", "Sicily", "15", "37", "200", "km", "ASC"]),
-            Frame::Array(vec![bulk("Catania"), bulk("Palermo")])
-        );
-        assert_eq!(
-            e.run(&["GEOHASH", "Sicily", "Palermo", "nope"]),
-            Frame::Array(vec![bulk("sqc8b49rny0"), Frame::Null])
-        );
-    }
-
-    #[test]
-    fn distances_print_as_redis() {
-        assert_eq!(super::fixed4(0.0), "0.0000");
-        assert_eq!(super::fixed4(166274.15156960033), "166274.1516");
-        // Redis rounds the scaled product, not the exact value.
-        assert_eq!(super::fixed4(16830950.13565), "16830950.1356");
-    }
-
-    #[test]
-    fn errors_match_redis() {
-        let mut e = TestEngine::new();
-        assert_eq!(
-            e.run(&["GEOADD", "k", "200", "10", "m"]),
-            Frame::error("ERR invalid longitude,latitude pair 200.000000,10.000000")
-        );
-        assert_eq!(
-            e.run(&[
-                "GEOSEARCH",
-                "k",
-                "FROMLONLAT",
-                "0",
-                "0",
-                "BYRADIUS",
-                "1",
-                "parsec"
-            ]),
-            Frame::error("ERR unsupported unit provided. please use M, KM, FT, MI")
-        );
-        assert_eq!(
-            e.run(&["GEOSEARCH", "k", "BYRADIUS", "1", "km", "ASC", "DESC"]),
-            Frame::error(
-                "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for GEOSEARCH"
-            )
-        );
-    }
 }

@@ -8,6 +8,3 @@
 //! Must not: depend on any family but `keel-collections`.
 
 pub mod geo;
-
-#[cfg(test)]
-mod testing;

@@ -9,6 +9,3 @@
 
 pub mod dump;
 pub mod keys;
-
-#[cfg(test)]
-mod testing;

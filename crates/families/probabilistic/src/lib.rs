@@ -14,6 +14,3 @@ pub mod cms;
 pub mod cuckoo;
 pub mod tdigest;
 pub mod topk;
-
-#[cfg(test)]
-mod testing;

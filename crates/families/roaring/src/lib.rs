@@ -9,6 +9,3 @@
 
 pub mod index;
 pub mod roaring;
-
-#[cfg(test)]
-mod testing;

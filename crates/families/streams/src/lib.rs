@@ -9,6 +9,3 @@
 
 pub mod streams;
 pub mod xgroups;
-
-#[cfg(test)]
-mod testing;

@@ -11,6 +11,3 @@
 pub mod bitmap;
 pub mod hll;
 pub mod strings;
-
-#[cfg(test)]
-mod testing;
