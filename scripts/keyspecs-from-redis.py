@@ -69,7 +69,7 @@ def main():
     out.append("")
     out.append("/// (full command name, its key specs), sorted by name.")
     out.append("#[rustfmt::skip]")
-    out.append("pub(crate) static KEY_SPECS: &[(&str, &[KeySpec])] = &[")
+    out.append("pub static KEY_SPECS: &[(&str, &[KeySpec])] = &[")
     for name in sorted(rows):
         out.append(f"    ({rust_str(name)}, &[")
         for ks in rows[name]:
@@ -79,6 +79,16 @@ def main():
                        f"begin: {begin(ks['begin_search'])}, find: {find(ks['find_keys'])} }},")
         out.append("    ]),")
     out.append("];")
+    out.append("")
+    out.append("/// Redis's key specs of the command named `full_name` (`get`, `client|kill`),")
+    out.append('/// if Redis has the command and it takes keys.')
+    out.append("pub fn for_command(full_name: &str) -> Option<&'static [KeySpec]> {")
+    out.append('    let table = KEY_SPECS;')
+    out.append('    table')
+    out.append('        .binary_search_by(|(name, _)| (*name).cmp(full_name))')
+    out.append('        .ok()')
+    out.append('        .map(|i| table[i].1)')
+    out.append('}')
     print("\n".join(out))
 
 

@@ -1,8 +1,8 @@
 //! Per-key access flags in Redis 7's key-spec form: for each command, where
 //! its keys are and how it uses each one (RO/RW/OW/RM plus access, update,
 //! insert, delete). The data is Redis's own (`keyspecs.rs`, generated from
-//! redis-server); this module looks it up and applies it to an argv the way
-//! Redis's key extraction does.
+//! redis-server, where `for_command` looks it up); this module declares its
+//! form and applies a spec to an argv the way Redis's key extraction does.
 
 /// Where the search for a spec's keys begins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,16 +42,6 @@ pub struct KeySpec {
     pub flags: &'static [&'static str],
     pub begin: Begin,
     pub find: Find,
-}
-
-/// Redis's key specs of the command named `full_name` (`get`, `client|kill`),
-/// if Redis has the command and it takes keys.
-pub fn for_command(full_name: &str) -> Option<&'static [KeySpec]> {
-    let table = crate::keyspecs::KEY_SPECS;
-    table
-        .binary_search_by(|(name, _)| (*name).cmp(full_name))
-        .ok()
-        .map(|i| table[i].1)
 }
 
 /// The argv positions each spec yields for `argv`, with that spec's flags, in
@@ -128,49 +118,4 @@ pub fn positions(
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn argv(a: &[&str]) -> Vec<bytes::Bytes> {
-        a.iter()
-            .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
-            .collect()
-    }
-
-    #[test]
-    fn table_is_sorted_and_has_redis_flags() {
-        let t = crate::keyspecs::KEY_SPECS;
-        assert!(t.windows(2).all(|w| w[0].0 < w[1].0));
-        let lmove = for_command("lmove").expect("lmove");
-        assert_eq!(lmove[0].flags, ["RW", "access", "delete"]);
-        assert_eq!(lmove[1].flags, ["RW", "insert"]);
-        assert!(for_command("ping").is_none());
-    }
-
-    #[test]
-    fn positions_follow_begin_and_find() {
-        let specs = for_command("zunionstore").expect("spec");
-        let p: Vec<usize> = positions(specs, &argv(&["zunionstore", "d", "2", "a", "b"]))
-            .into_iter()
-            .map(|(i, _)| i)
-            .collect();
-        assert_eq!(p, [1, 3, 4]);
-        let specs = for_command("xread").expect("spec");
-        let p: Vec<usize> = positions(
-            specs,
-            &argv(&["xread", "count", "1", "streams", "a", "b", "0", "0"]),
-        )
-        .into_iter()
-        .map(|(i, _)| i)
-        .collect();
-        assert_eq!(p, [4, 5]);
-        let specs = for_command("mset").expect("spec");
-        assert_eq!(
-            positions(specs, &argv(&["mset", "a", "1", "b", "2"])).len(),
-            2
-        );
-    }
 }

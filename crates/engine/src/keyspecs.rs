@@ -7,7 +7,7 @@ use crate::keyspec::{Begin, Find, KeySpec};
 
 /// (full command name, its key specs), sorted by name.
 #[rustfmt::skip]
-pub(crate) static KEY_SPECS: &[(&str, &[KeySpec])] = &[
+pub static KEY_SPECS: &[(&str, &[KeySpec])] = &[
     ("append", &[
         KeySpec { notes: "", flags: &["RW", "insert"], begin: Begin::Index(1), find: Find::Range { lastkey: 0, keystep: 1, limit: 0 } },
     ]),
@@ -614,3 +614,13 @@ pub(crate) static KEY_SPECS: &[(&str, &[KeySpec])] = &[
         KeySpec { notes: "", flags: &["RO", "access"], begin: Begin::Index(2), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } },
     ]),
 ];
+
+/// Redis's key specs of the command named `full_name` (`get`, `client|kill`),
+/// if Redis has the command and it takes keys.
+pub fn for_command(full_name: &str) -> Option<&'static [KeySpec]> {
+    let table = KEY_SPECS;
+    table
+        .binary_search_by(|(name, _)| (*name).cmp(full_name))
+        .ok()
+        .map(|i| table[i].1)
+}

@@ -29,7 +29,7 @@ pub mod expire;
 pub mod families;
 pub mod histogram;
 pub mod keyspec;
-mod keyspecs;
+pub mod keyspecs;
 pub mod latency;
 pub mod monitor;
 pub mod notify;

@@ -250,7 +250,7 @@ fn extras(h: &mut String, target: &str, m: &Measure) {
         let _ = write!(h, " <span class=\"failed\">failed {n}: {}</span>;", esc(k));
     }
     for (k, v) in &m.metrics {
-        let _ = write!(h, " {} = {};", esc(k), esc(&crate::scenario::fmt_num(*v)));
+        let _ = write!(h, " {} = {};", esc(k), esc(&super::fmt_num(*v)));
     }
     h.push_str("</p>");
     for (k, v) in &m.info {

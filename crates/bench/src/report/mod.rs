@@ -148,6 +148,17 @@ pub fn refusals(run: &Run) -> HashMap<(usize, usize), Told> {
 }
 
 /// One line per target: its version and threads.
+/// A number with few decimals when large, more when small.
+pub fn fmt_num(v: f64) -> String {
+    if v.abs() >= 1000.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
 pub fn target_line(t: &crate::model::Target) -> String {
     let mut s = format!("{} at {}", t.name, t.addr);
     match &t.version {

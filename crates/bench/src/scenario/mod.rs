@@ -484,17 +484,6 @@ pub fn run_cli(args: &[String]) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// A number with few decimals when large, more when small.
-pub fn fmt_num(v: f64) -> String {
-    if v.abs() >= 1000.0 || v == v.trunc() {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,7 +138,7 @@ pub fn render(run: &Run) -> String {
                         s.push_str(&format!(" * failed {n}: {k}\n"));
                     }
                     for (k, v) in &m.metrics {
-                        s.push_str(&format!(" * {k} - {}\n", super::fmt_num(*v)));
+                        s.push_str(&format!(" * {k} - {}\n", crate::report::fmt_num(*v)));
                     }
                     for (k, v) in &m.info {
                         s.push_str(&format!(" * {k}:\n"));

@@ -133,7 +133,7 @@ impl CommandInfo {
             }
             cats.push(mask);
             let name = table.full_name(id);
-            let specs = crate::keyspec::for_command(&name);
+            let specs = crate::keyspecs::for_command(&name);
             key_needs.push(specs.map_or_else(Vec::new, |specs| {
                 specs.iter().map(|k| rules::need_of(k.flags)).collect()
             }));
