@@ -41,12 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
-used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/{print $2+0}'; }
-HZ=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
 # Start a pinned keel-server on a free port: sets PORT and PID.
 start() {
@@ -54,12 +50,7 @@ start() {
 	# shellcheck disable=SC2086
 	taskset -c 0 "$KEEL" --port "$PORT" --save "" $KEEL_ARGS >/dev/null 2>&1 &
 	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-}
-stop() {
-	redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-	wait "$PID" 2>/dev/null || true
-	PID=
+	wait_up "$PORT"
 }
 
 # "BF.MADD test __rand_int__ ... " with 1000 random items.
@@ -99,7 +90,7 @@ throughput() {
 			read -r a c < <(rb_test "$p" BF.ADD test __rand_int__); add_r+=("$a"); add_c+=("$c")
 			read -r a c < <(rb_test "$p" GET key:__rand_int__); get_r+=("$a"); get_c+=("$c")
 			read -r a c < <(rb_test "$p" BF.EXISTS test __rand_int__); ex_r+=("$a"); ex_c+=("$c")
-			stop
+			stop_server
 		done
 		row() {
 			awk -v p="$p" -v pair="$1" -v br="$2" -v fr="$3" -v bc="$4" -v fc="$5" \
@@ -145,7 +136,7 @@ memory() {
 			bpe = -log(0.0001 * 0.5) / (0.480453013918201);
 			bits = int(c * bpe); bits = int((bits + 63) / 64) * 64;
 			printf "| %d | %d | %d | %.1f | %.1f | %d |\n", c, s, bits / 8 + 96, (u1-u0)/1048576, (r1-r0)/1024, n}'
-		stop
+		stop_server
 	done
 	echo
 }
@@ -190,7 +181,7 @@ PY
 )
 		awk -v l="$layout" -v s="$size" -v a="$add_ticks" -v e="$exists_ticks" -v n="$LAYOUT_ITEMS" -v hz="$HZ" -v fp="$fp" 'BEGIN{
 			printf "| %s | %.1f | %.1f | %.1f | %d |\n", l, s/1048576, a/hz*1e9/n, e/hz*1e9/n, fp}'
-		stop
+		stop_server
 	done
 	echo
 }
@@ -209,7 +200,7 @@ dedup() {
 		taskset -c 1 "$BENCH" run "$WORK/dedup-$w.toml" --target "keel=127.0.0.1:$PORT" 2>&1
 		echo '```'
 		echo
-		stop
+		stop_server
 	done
 }
 

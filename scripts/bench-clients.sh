@@ -11,13 +11,14 @@ SECS=${SECONDS_PER_POINT:-3}
 TASKS=${TASKS:-1,16,256,1000}
 cd "$ROOT"
 cargo build --release --bin keel-server --bin client-bench >&2
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 KP=$(free_port); RP=$(free_port)
 target/release/keel-server --port "$KP" --save '' >/dev/null 2>&1 & KEEL=$!
 redis-server --port "$RP" --save '' --appendonly no >/dev/null 2>&1 & REDIS=$!
 trap 'kill $KEEL $REDIS 2>/dev/null || true' EXIT
 for p in "$KP" "$RP"; do
-	for _ in $(seq 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$p"
 done
 echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); client and server share it."
 echo "Command: SECONDS_PER_POINT=$SECS TASKS=$TASKS scripts/bench-clients.sh"

@@ -41,8 +41,8 @@ for name, make in loads.items():
             f.write(make(i))
 PY
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
 echo "Command: KEYS=$KEYS scripts/bench-collections-memory.sh"
 echo
@@ -61,7 +61,7 @@ for t in hash set zset; do
 			"$KEEL" --port "$port" --save "" $KEEL_ARGS >/dev/null 2>&1 &
 		fi
 		pid=$!
-		for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+		wait_up "$port"
 		base=$(rss_kb "$pid")
 		redis-cli -p "$port" --pipe <"$WORK/$t.resp" >/dev/null
 		sleep 2

@@ -40,9 +40,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 field() { redis-cli -p "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1==f{print $2}'; }
-wait_up() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
 
 KPORT=$(free_port)
 # shellcheck disable=SC2086

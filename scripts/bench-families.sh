@@ -27,10 +27,8 @@ cd "$ROOT"
 cargo build --release --bin keel-server >&2
 KEEL=$ROOT/target/release/keel-server
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
 # One run: prints "requests/s server-us-per-request".
 run_one() {
@@ -43,7 +41,7 @@ run_one() {
 		taskset -c 0 "$KEEL" --port "$port" --save "" $KEEL_ARGS >/dev/null 2>&1 &
 	fi
 	pid=$!
-	for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$port"
 	t0=$(ticks "$pid")
 	# The LRANGE tests print a fill step first; the last line is the test.
 	rps=$(taskset -c 1 redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -P "$PIPELINE" -t "$test" --csv 2>/dev/null |

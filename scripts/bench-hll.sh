@@ -53,7 +53,7 @@ run_one() {
 		taskset -c 0 "$KEEL" --port "$port" --bind 127.0.0.1 --save "" $KEEL_ARGS >/dev/null 2>&1 &
 	fi
 	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$port"
 	for k in $KEYS10; do
 		taskset -c 1 redis-benchmark -p "$port" -c 10 -n "$FILL" -r 100000000 -P 64 PFADD "$k" __rand_int__ >/dev/null 2>&1
 		redis-cli -p "$port" pfcount "$k" >/dev/null

@@ -64,7 +64,7 @@ for t in $THREADS; do
 	PORT=$(free_port)
 	"$KEEL" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no --threads "$t" >/dev/null 2>&1 &
 	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$PORT"
 	load_data
 	for name in GET IDX.SEARCH; do
 		if [[ $name == GET ]]; then

@@ -1,7 +1,11 @@
 # Shared helpers for the bench-*.sh scripts: source it after setting ROOT.
 #
 #   free_port            a free TCP port on 127.0.0.1
+#   wait_up PORT [TRIES] wait until a server on PORT answers PING (TRIES x 50 ms,
+#                        100 by default); returns even if it never does
 #   ticks PID            user+system clock ticks of a process (divide by $HZ)
+#   rss_kb PID           resident memory of a process (VmRSS), KiB
+#   used PORT            INFO used_memory of the server on PORT, bytes
 #   median               median of the numbers on stdin
 #   start_server KIND    start "keel" ($KEEL with $KEEL_ARGS) or "redis" (Debian's
 #                        redis-server, files in $WORK) pinned to CPU 0 on a free
@@ -15,7 +19,11 @@ HZ=$(getconf CLK_TCK)
 PID=${PID:-}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+wait_up() { for _ in $(seq "${2:-100}"); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
+# Fields 14 and 15 of /proc/PID/stat, counted after the "(comm)" field, which may hold spaces.
+ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/{print $2+0}'; }
 median() { sort -g | awk '{a[NR]=$1} END{if(NR%2){print a[(NR+1)/2]}else{print (a[NR/2]+a[NR/2+1])/2}}'; }
 
 start_server() {
@@ -28,7 +36,7 @@ start_server() {
 			--dir "${WORK:-/tmp}" >/dev/null 2>&1 &
 	fi
 	PID=$!
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$PORT"
 }
 
 stop_server() {

@@ -40,9 +40,9 @@ PID=""
 cleanup() { [[ -n "$PID" ]] && kill -9 "$PID" 2>/dev/null; true; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-TICKS=$(getconf CLK_TCK)
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
+# Unlike bench-lib's median, prints nan when there are no numbers.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
 	if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -62,15 +62,15 @@ run() {
 			$KEEL_ARGS $BOTH_ARGS >"$dir/log" 2>&1 &
 	fi
 	PID=$!
-	for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$port" 200
 	local before after out
-	before=$(cpu_ticks "$PID")
+	before=$(ticks "$PID")
 	out=$(redis-benchmark -p "$port" -t set -c "$CLIENTS" -n "$N" -r "$KEYSPACE" -d "$size" --csv 2>/dev/null | tail -1)
-	after=$(cpu_ticks "$PID")
+	after=$(ticks "$PID")
 	kill -9 "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; PID=""
 	rm -rf "$dir"
 	# "SET","rps","avg","min","p50","p95","p99","max"
-	echo "$out" | tr -d '"' | awk -F, -v c=$((after - before)) -v t="$TICKS" -v n="$N" \
+	echo "$out" | tr -d '"' | awk -F, -v c=$((after - before)) -v t="$HZ" -v n="$N" \
 		'{ printf "%s %s %s %.2f\n", $2, $5, $7, c / t * 1e6 / n }'
 }
 

@@ -19,14 +19,15 @@ SECS=${SECONDS_PER_CASE:-5}
 cd "$ROOT"
 cargo build --release --bin keel-server --bin keel-bench >&2
 BENCH=target/release/keel-bench
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 RP=$(free_port); K1P=$(free_port); KNP=$(free_port)
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >/dev/null 2>&1 & REDIS=$!
 target/release/keel-server --port "$K1P" --bind 127.0.0.1 --save '' --threads 1 >/dev/null 2>&1 & KEEL1=$!
 target/release/keel-server --port "$KNP" --bind 127.0.0.1 --save '' >/dev/null 2>&1 & KEELN=$!
 trap 'kill $REDIS $KEEL1 $KEELN 2>/dev/null || true' EXIT
 for p in "$RP" "$K1P" "$KNP"; do
-	for _ in $(seq 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$p"
 done
 threads() { ls "/proc/$1/task" | wc -l; }
 echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); clients and servers share it."
@@ -40,8 +41,6 @@ NAMES=(redis keel1 keeln)
 PORTS=("$RP" "$K1P" "$KNP")
 PIDS=("$REDIS" "$KEEL1" "$KEELN")
 TICK_US=$((1000000 / $(getconf CLK_TCK)))
-# utime + stime of a process, in clock ticks.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 declare -A RATE CPU
 
 # field NAME LINE: the number after "NAME " in a keel-bench pubsub line.
@@ -60,11 +59,11 @@ rb_case() { # case-id, pipeline, requests, command...
 	local id=$1 pipe=$2 n=$3; shift 3
 	for i in 0 1 2; do
 		local line before after
-		before=$(cpu_ticks "${PIDS[$i]}")
+		before=$(ticks "${PIDS[$i]}")
 		line=$(redis-benchmark -p "${PORTS[$i]}" -c 50 -n "$n" -P "$pipe" -q "$@" | tr '\r' '\n' | grep 'requests per second' | tail -1)
 		echo "    ${NAMES[$i]}: $* -P $pipe: $line" >&2
 		RATE[$id,${NAMES[$i]}]=$(sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' <<<"$line" | cut -d. -f1)
-		after=$(cpu_ticks "${PIDS[$i]}")
+		after=$(ticks "${PIDS[$i]}")
 		CPU[$id,${NAMES[$i]}]=$(python3 -c "import sys; t, us, n = map(int, sys.argv[1:]); print(f'{t * us / n:.3f}')" \
 			$((after - before)) "$TICK_US" "$n")
 	done

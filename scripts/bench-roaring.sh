@@ -36,9 +36,10 @@ PID=""
 cleanup() { [[ -n "$PID" ]] && kill -9 "$PID" 2>/dev/null; true; }
 trap cleanup EXIT
 
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
+# python3 may be missing where $PY is not.
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-TICKS=$(getconf CLK_TCK)
 
 # load PORT BITMAPS(0|1): the same eight id sets on every run (fixed seed).
 load() {
@@ -77,7 +78,7 @@ run() {
 		"$KEEL_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no $KEEL_ARGS >/dev/null 2>&1 &
 	fi
 	PID=$!
-	for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$port" 200
 	local mem; mem=$(load "$port" "$([[ $name == keel ]] && echo 1 || echo 0)")
 	local s=(s1 s2 s3 s4 s5 s6 s7 s8) r=(r1 r2 r3 r4 r5 r6 r7 r8)
 	for test in "$@"; do
@@ -90,10 +91,10 @@ run() {
 			rfirst) cmd=(r.intersect "${r[@]}" limit 1) ;;
 		esac
 		local before after out
-		before=$(cpu_ticks "$PID")
+		before=$(ticks "$PID")
 		out=$(redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" --csv "${cmd[@]}" 2>/dev/null | tail -1)
-		after=$(cpu_ticks "$PID")
-		echo "$out" | tr -d '"' | awk -F, -v t="$test" -v c=$((after - before)) -v k="$TICKS" -v n="$N" \
+		after=$(ticks "$PID")
+		echo "$out" | tr -d '"' | awk -F, -v t="$test" -v c=$((after - before)) -v k="$HZ" -v n="$N" \
 			'{ printf "%s %s %.1f\n", t, $(NF - 6), c / k * 1e6 / n }'
 	done
 	echo "mem $mem"

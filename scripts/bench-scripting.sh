@@ -38,9 +38,9 @@ trap cleanup EXIT
 SET_SCRIPT="return redis.call('set',KEYS[1],ARGV[1])"
 UNDECL_SCRIPT="return redis.call('set',ARGV[1],ARGV[2])"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-TICKS=$(getconf CLK_TCK)
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
+# Unlike bench-lib's median, prints nan when there are no numbers.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
 	if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -54,7 +54,7 @@ run() {
 		"$KEEL_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no $KEEL_ARGS >/dev/null 2>&1 &
 	fi
 	PID=$!
-	for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$port" 200
 	local sha cmd
 	case $test in
 		eval) cmd=(eval "$SET_SCRIPT" 1 key:__rand_int__ val) ;;
@@ -65,11 +65,11 @@ run() {
 		set) cmd=(set key:__rand_int__ val) ;;
 	esac
 	local before after out
-	before=$(cpu_ticks "$PID")
+	before=$(ticks "$PID")
 	out=$(redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -r "$KEYSPACE" --csv "${cmd[@]}" 2>/dev/null | tail -1)
-	after=$(cpu_ticks "$PID")
+	after=$(ticks "$PID")
 	kill -9 "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; PID=""
-	echo "$out" | tr -d '"' | awk -F, -v c=$((after - before)) -v t="$TICKS" -v n="$N" \
+	echo "$out" | tr -d '"' | awk -F, -v c=$((after - before)) -v t="$HZ" -v n="$N" \
 		'{ printf "%s %s %.2f\n", $(NF - 6), $(NF - 3), c / t * 1e6 / n }'
 }
 

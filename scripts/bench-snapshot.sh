@@ -20,7 +20,8 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/keel-snap.XXXXXX")
 PID=""
 trap '[[ -n "$PID" ]] && kill -9 $PID 2>/dev/null; rm -rf "$WORK"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
 # Proportional set size (KiB) of a process and its children.
 pss() {

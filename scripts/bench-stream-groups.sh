@@ -23,9 +23,8 @@ cleanup() {
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
 start() { # name -> sets PORT, PID
 	PORT=$(free_port)
@@ -36,7 +35,7 @@ start() { # name -> sets PORT, PID
 	fi
 	PID=$!
 	PIDS+=("$PID")
-	for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_up "$PORT"
 }
 
 for name in keel redis; do

@@ -31,7 +31,6 @@ trap cleanup EXIT
 # shellcheck source=scripts/bench-lib.sh
 source "$ROOT/scripts/bench-lib.sh"
 
-used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/{print $2+0}'; }
 
 
 

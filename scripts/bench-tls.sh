@@ -38,9 +38,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=scripts/bench-lib.sh
+source "$ROOT/scripts/bench-lib.sh"
 
 # A CA and a server certificate for 127.0.0.1.
 (
@@ -73,19 +72,16 @@ redis-server --bind 127.0.0.1 --port "$RP" --tls-port "$RT" --save '' --appendon
 REDIS_PID=$!; PIDS+=("$REDIS_PID")
 wait_port "$KP"; wait_port "$RP"
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-TCK=$(getconf CLK_TCK)
-
 # run PID PORT TLS(yes/no) TEST PIPELINE -> "rps cpu_us_per_req"
 run() {
 	local pid=$1 port=$2 tls=$3 test=$4 pipe=$5 extra=()
 	[[ $tls == yes ]] && extra=(--tls --cacert "$WORK/ca.crt")
 	local before after rps
-	before=$(cpu_ticks "$pid")
+	before=$(ticks "$pid")
 	rps=$(redis-benchmark -p "$port" "${extra[@]}" -c "$CLIENTS" -n "$N" -r 100000 -P "$pipe" \
 		-t "$test" --csv 2>/dev/null | awk -F'","' 'NR==2 {print $2}')
-	after=$(cpu_ticks "$pid")
-	awk -v r="$rps" -v t=$((after - before)) -v hz="$TCK" -v n="$N" \
+	after=$(ticks "$pid")
+	awk -v r="$rps" -v t=$((after - before)) -v hz="$HZ" -v n="$N" \
 		'BEGIN {printf "%.0f %.2f\n", r, t / hz * 1e6 / n}'
 }
 

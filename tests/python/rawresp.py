@@ -1,6 +1,9 @@
-"""A bare RESP connection for tests that must see exact reply types, pushes and the socket closing."""
+"""A bare RESP connection for tests that must see exact reply types, pushes and the socket closing;
+and `unparsed`, a redis-py client's reply to a command before redis-py's per-command parsing."""
 
 import socket
+
+import redis
 
 
 class Status(str):
@@ -19,10 +22,6 @@ class Set(list):
     """A RESP3 set."""
 
 
-class Push(list):
-    """A RESP3 push message."""
-
-
 class Verbatim(bytes):
     """A RESP3 verbatim string (the format prefix removed)."""
 
@@ -34,6 +33,20 @@ def encode(*args):
         a = a if isinstance(a, bytes) else str(a).encode()
         out += b"$%d\r\n%s\r\n" % (len(a), a)
     return out
+
+
+def unparsed(r, *args):
+    """Send a command on a pooled connection of redis-py client `r` and return the reply without
+    redis-py's per-command parsing; an error reply is raised as redis.ResponseError."""
+    conn = r.connection_pool.get_connection(args[0])
+    try:
+        conn.send_command(*args)
+        reply = conn.read_response()
+        if isinstance(reply, redis.ResponseError):
+            raise reply
+        return reply
+    finally:
+        r.connection_pool.release(conn)
 
 
 class Raw:

@@ -4,6 +4,7 @@ import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
+from rawresp import unparsed as raw
 
 ARITY = "wrong number of arguments for '{}' command"
 NOT_INT = "value is not an integer or out of range"
@@ -15,19 +16,6 @@ def err(r, *args):
     with pytest.raises(redis.ResponseError) as e:
         r.execute_command(*args)
     return str(e.value)
-
-
-def raw(r, *args):
-    """Send a command and return the reply without redis-py's per-command parsing."""
-    conn = r.connection_pool.get_connection(args[0])
-    try:
-        conn.send_command(*args)
-        reply = conn.read_response()
-        if isinstance(reply, redis.ResponseError):
-            raise reply
-        return reply
-    finally:
-        r.connection_pool.release(conn)
 
 
 # HSET / HMSET / HSETNX / HGET / HMGET

@@ -7,6 +7,8 @@ import time
 import pytest
 import redis
 
+from rawresp import encode
+
 
 def err(fn, *args):
     """The text of the error a call raises."""
@@ -293,12 +295,8 @@ def test_scan_skips_expired(r):
 
 def raw_reply(server, *argv):
     """Send one command and return the reply's bytes as the server wrote them."""
-    req = f"*{len(argv)}\r\n".encode()
-    for a in argv:
-        a = str(a).encode()
-        req += b"$%d\r\n%s\r\n" % (len(a), a)
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
-        s.sendall(req)
+        s.sendall(encode(*argv))
         s.shutdown(socket.SHUT_WR)
         data = b""
         while chunk := s.recv(65536):

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
+from rawresp import encode
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 INVALID = "Invalid stream ID specified as stream command argument"
@@ -26,23 +27,16 @@ def err(r, *args):
 
 def raw(port, *cmds, resp3=False):
     """Send commands on a bare connection and return the raw reply bytes."""
-    def enc(args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        return out
-
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.settimeout(5)
         buf = b""
         if resp3:
-            s.sendall(enc(["HELLO", "3"]) + enc(["PING"]))
+            s.sendall(encode("HELLO", "3") + encode("PING"))
             while not buf.endswith(b"+PONG\r\n"):
                 buf += s.recv(65536)
             buf = b""
         start = 0
-        s.sendall(b"".join(enc(c) for c in cmds) + enc(["PING"]))
+        s.sendall(b"".join(encode(*c) for c in cmds) + encode("PING"))
         while not buf.endswith(b"+PONG\r\n"):
             buf += s.recv(65536)
         return buf[start:-len(b"+PONG\r\n")]

@@ -7,6 +7,7 @@ import pytest
 import redis
 
 from conftest import AGAINST_REDIS, running_server
+from rawresp import unparsed as raw
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INT = "value is not an integer or out of range"
@@ -18,19 +19,6 @@ def err(r, *args):
     with pytest.raises(redis.ResponseError) as e:
         r.execute_command(*args)
     return str(e.value)
-
-
-def raw(r, *args):
-    """A command's reply without redis-py's per-command parsing."""
-    conn = r.connection_pool.get_connection(args[0])
-    try:
-        conn.send_command(*args)
-        reply = conn.read_response()
-        if isinstance(reply, redis.ResponseError):
-            raise reply
-        return reply
-    finally:
-        r.connection_pool.release(conn)
 
 
 def raw_err(r, *args):

@@ -3,8 +3,6 @@
 //! Keel writes load into redis-server and pass both checkers; a command-form AOF base is the
 //! one Redis's rewrite writes.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -16,6 +14,7 @@ use keel_persist::rdb::{
     RdbWriter, WriteOptions,
 };
 use keel_store::Value;
+use keel_testkit::{Conn, Reply};
 
 /// Whether redis-server is there to test against; under CI it must be.
 fn have_redis() -> bool {
@@ -52,78 +51,14 @@ fn libraries() -> Vec<Bytes> {
     ]
 }
 
-/// A reply: simple strings, errors and bulk strings as bytes, integers, arrays.
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Vec<Reply>),
+/// What these tests do on a connection besides single commands.
+trait Libraries {
+    fn load_libraries(&mut self);
+    fn dumped(&mut self) -> Vec<Bytes>;
+    fn runs_libraries(&mut self);
 }
 
-struct Conn(BufReader<TcpStream>);
-
-impl Conn {
-    fn open(port: u16) -> Conn {
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20)))
-            .expect("timeout");
-        let mut c = Conn(BufReader::new(s));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while let Reply::Error(e) = c.cmd(&[b"PING"]) {
-            assert!(e.starts_with("LOADING") && Instant::now() < deadline, "{e}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        c
-    }
-
-    fn cmd(&mut self, args: &[&[u8]]) -> Reply {
-        let mut out = Vec::new();
-        encode_command(&mut out, args);
-        self.0.get_mut().write_all(&out).expect("send");
-        self.reply()
-    }
-
-    fn reply(&mut self) -> Reply {
-        let mut l = String::new();
-        self.0.read_line(&mut l).expect("reply line");
-        let l = l.trim_end();
-        let (t, rest) = l.split_at(1);
-        match t {
-            "+" => Reply::Simple(rest.into()),
-            "-" => Reply::Error(rest.into()),
-            ":" => Reply::Int(rest.parse().expect("int")),
-            "$" => {
-                let n: i64 = rest.parse().expect("len");
-                if n < 0 {
-                    return Reply::Bulk(None);
-                }
-                let mut b = vec![0; n as usize + 2];
-                self.0.read_exact(&mut b).expect("bulk");
-                b.truncate(n as usize);
-                Reply::Bulk(Some(b))
-            }
-            "*" => {
-                let n: i64 = rest.parse().expect("len");
-                Reply::Array((0..n.max(0)).map(|_| self.reply()).collect())
-            }
-            _ => panic!("unexpected reply {l}"),
-        }
-    }
-
-    fn ok(&mut self, args: &[&[u8]]) {
-        let r = self.cmd(args);
-        assert!(!matches!(r, Reply::Error(_)), "{args:?}: {r:?}");
-    }
-
-    fn bulk(&mut self, args: &[&[u8]]) -> Vec<u8> {
-        match self.cmd(args) {
-            Reply::Bulk(Some(b)) => b,
-            r => panic!("{args:?}: {r:?}"),
-        }
-    }
-
+impl Libraries for Conn {
     fn load_libraries(&mut self) {
         for code in libraries() {
             self.ok(&[b"FUNCTION", b"LOAD", &code]);
@@ -166,6 +101,7 @@ fn keel_reads_the_libraries_redis_saves_and_dumps() {
     let _server =
         keel_testkit::start_with("redis", port, &["--dir", dir_s, "--dbfilename", "r.rdb"]);
     let mut c = Conn::open(port);
+    c.ready();
     c.load_libraries();
     c.ok(&[b"SET", b"k", b"v"]);
     let dumped = c.dumped();
@@ -228,6 +164,7 @@ fn redis_loads_the_libraries_keel_writes() {
     let _server =
         keel_testkit::start_with("redis", port, &["--dir", dir_s, "--dbfilename", "keel.rdb"]);
     let mut c = Conn::open(port);
+    c.ready();
     c.runs_libraries();
     assert_eq!(c.bulk(&[b"GET", b"k"]), b"v");
 
@@ -291,6 +228,7 @@ fn a_command_base_loads_libraries_as_redis_rewrites_them() {
     ];
     let server = keel_testkit::start_with("redis", port, &aof);
     let mut c = Conn::open(port);
+    c.ready();
     rewrite_done(&mut c);
     c.load_libraries();
     c.ok(&[b"SET", b"k", b"v"]);
@@ -324,6 +262,7 @@ fn a_command_base_loads_libraries_as_redis_rewrites_them() {
     let _server =
         keel_testkit::start_with("redis", port, &["--dir", fresh_s, "--appendonly", "yes"]);
     let mut c = Conn::open(port);
+    c.ready();
     c.runs_libraries();
     assert_eq!(c.bulk(&[b"GET", b"k"]), b"v");
     let _ = std::fs::remove_dir_all(&dir);

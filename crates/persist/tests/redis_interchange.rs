@@ -2,17 +2,15 @@
 //! two databases) loads into redis-server and passes redis-check-rdb; a file redis-server SAVEs
 //! reads back in Keel with the values Redis reports.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use keel_persist::rdb::{parse_payload, read_all, to_store_value, RdbWriter, WriteOptions};
 use keel_store::bloom::Chain;
 use keel_store::hash::{new_hash, HashMut};
 use keel_store::list::End;
 use keel_store::{CompactLimits, Value};
+use keel_testkit::{Conn, Reply};
 
 /// Whether redis-server is there to test against; under CI it must be.
 fn have_redis() -> bool {
@@ -37,83 +35,12 @@ fn scratch_dir(name: &str) -> PathBuf {
     d
 }
 
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Vec<Reply>),
+/// A key's value read back over a connection.
+trait DumpValue {
+    fn value(&mut self, key: &[u8]) -> Value;
 }
 
-struct Conn(BufReader<TcpStream>);
-
-impl Conn {
-    fn open(port: u16) -> Conn {
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20)))
-            .expect("timeout");
-        Conn(BufReader::new(s))
-    }
-
-    fn cmd(&mut self, args: &[&[u8]]) -> Reply {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.0.get_mut().write_all(&out).expect("send");
-        self.reply()
-    }
-
-    fn line(&mut self) -> String {
-        let mut l = String::new();
-        self.0.read_line(&mut l).expect("reply line");
-        l.trim_end().to_string()
-    }
-
-    fn reply(&mut self) -> Reply {
-        let l = self.line();
-        let (t, rest) = l.split_at(1);
-        match t {
-            "+" => Reply::Simple(rest.into()),
-            "-" => Reply::Error(rest.into()),
-            ":" => Reply::Int(rest.parse().expect("int")),
-            "$" => {
-                let n: i64 = rest.parse().expect("len");
-                if n < 0 {
-                    return Reply::Bulk(None);
-                }
-                let mut b = vec![0; n as usize + 2];
-                self.0.read_exact(&mut b).expect("bulk");
-                b.truncate(n as usize);
-                Reply::Bulk(Some(b))
-            }
-            "*" => {
-                let n: i64 = rest.parse().expect("len");
-                Reply::Array((0..n.max(0)).map(|_| self.reply()).collect())
-            }
-            _ => panic!("unexpected reply {l}"),
-        }
-    }
-
-    /// Waits out a server still loading its dataset.
-    fn ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while let Reply::Error(e) = self.cmd(&[b"PING"]) {
-            assert!(e.starts_with("LOADING") && Instant::now() < deadline, "{e}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn int(&mut self, args: &[&[u8]]) -> i64 {
-        match self.cmd(args) {
-            Reply::Int(i) => i,
-            r => panic!("{args:?}: {r:?}"),
-        }
-    }
-
+impl DumpValue for Conn {
     /// The key's value as Redis dumps it, converted to a store value.
     fn value(&mut self, key: &[u8]) -> Value {
         let Reply::Bulk(Some(p)) = self.cmd(&[b"DUMP", key]) else {

@@ -2,14 +2,12 @@
 //! entries, metadata, consumer groups), and DUMP payloads exchanged with a
 //! real redis-server 7.0 both ways, checked by Redis's own XINFO STREAM FULL.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
-use std::time::Duration;
 
 use keel_persist::rdb::{dump_payload, parse_payload, to_store_value};
 use keel_store::stream::{Consumer, Group, Groups, NodeLimits, Pending, Stream, StreamId};
 use keel_store::{CompactLimits, Value};
+use keel_testkit::{Conn, Reply};
 
 fn round_trip(s: &Stream) -> Stream {
     let payload = dump_payload(&Value::Stream(Box::new(s.clone())));
@@ -141,75 +139,6 @@ fn have_redis() -> bool {
         eprintln!("SKIPPED: redis-server is not installed");
     }
     ok
-}
-
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<Vec<u8>>),
-    Array(Vec<Reply>),
-}
-
-struct Conn(BufReader<TcpStream>);
-
-impl Conn {
-    fn open(port: u16) -> Conn {
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20)))
-            .expect("timeout");
-        Conn(BufReader::new(s))
-    }
-
-    fn cmd(&mut self, args: &[&[u8]]) -> Reply {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-        self.0.get_mut().write_all(&out).expect("send");
-        self.reply()
-    }
-
-    fn line(&mut self) -> String {
-        let mut l = String::new();
-        self.0.read_line(&mut l).expect("reply line");
-        l.trim_end().to_string()
-    }
-
-    fn reply(&mut self) -> Reply {
-        let l = self.line();
-        let (t, rest) = l.split_at(1);
-        match t {
-            "+" => Reply::Simple(rest.into()),
-            "-" => Reply::Error(rest.into()),
-            ":" => Reply::Int(rest.parse().expect("int")),
-            "$" => {
-                let n: i64 = rest.parse().expect("len");
-                if n < 0 {
-                    return Reply::Bulk(None);
-                }
-                let mut b = vec![0u8; n as usize + 2];
-                self.0.read_exact(&mut b).expect("bulk");
-                b.truncate(n as usize);
-                Reply::Bulk(Some(b))
-            }
-            "*" => {
-                let n: i64 = rest.parse().expect("len");
-                Reply::Array((0..n.max(0)).map(|_| self.reply()).collect())
-            }
-            _ => panic!("unexpected reply {l:?}"),
-        }
-    }
-
-    fn words(&mut self, line: &str) -> Reply {
-        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
-        let r = self.cmd(&args);
-        assert!(!matches!(r, Reply::Error(_)), "{line}: {r:?}");
-        r
-    }
 }
 
 #[test]

@@ -1,7 +1,12 @@
 //! Test support shared by the crates whose integration tests talk to real
 //! servers: free loopback ports, this workspace's `keel-server` binary, and a
-//! started `keel-server` or Debian `redis-server` that is killed when dropped.
+//! started `keel-server` or Debian `redis-server` that is killed when dropped;
+//! and, in [`resp`], a bare RESP client for tests that compare raw replies.
 //! Tests only; panics are the way it reports a broken test environment.
+
+pub mod resp;
+
+pub use resp::{Conn, Reply};
 
 use std::net::TcpListener;
 use std::path::PathBuf;
