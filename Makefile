@@ -9,7 +9,7 @@ PY    := $(VENV)/bin/python
 PORT  ?= 6379
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run build bench test deps client-deps cargo-test py-test bench-compare crash-test clean cost-guard cost-baseline
+.PHONY: run build bench test shape deps client-deps cargo-test py-test bench-compare crash-test clean cost-guard cost-baseline
 
 build:
 	$(CARGO) build --release --bin keel-server
@@ -70,7 +70,14 @@ cargo-test:
 py-test: build deps
 	KEEL_SERVER=$(CURDIR)/target/release/keel-server $(PY) -m pytest -q tests/python
 
-test: deps cargo-test py-test
+# The workspace's shape: crate layers against cargo metadata and
+# ARCHITECTURE.md's graph, and no module cycle inside any crate beyond those
+# scripts/module-cycles-allowed.txt still lists.
+shape:
+	python3 scripts/check_layers.py
+	python3 scripts/check_modules.py
+
+test: deps shape cargo-test py-test
 
 bench-compare: build deps
 	scripts/compare-redis.sh

@@ -3,7 +3,7 @@
 //! arguments in Redis's order (which decides which error wins) and applies the
 //! results to the keyspace.
 
-use crate::strings::{read_str, str_buf_mut, write_len};
+use crate::strings::{str_buf_mut, with_str, write_len};
 use bytes::Bytes;
 use keel_engine::args::{is, Args};
 use keel_engine::ctx::Ctx;
@@ -50,18 +50,6 @@ fn bit_offset(ctx: &Ctx<'_>, arg: &[u8], field_bits: Option<u32>) -> Result<u64,
 /// The string at `key` for a read, counting the hit or miss.
 fn read_counted(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<Option<Bytes>, CmdError> {
     with_str(ctx, key, Bytes::copy_from_slice)
-}
-
-/// Apply `f` to the string at `key` in place (bitmaps can be large, so reads
-/// never copy them), counting the hit or miss. `None` when the key is missing.
-pub(crate) fn with_str<R>(
-    ctx: &mut Ctx<'_>,
-    key: &[u8],
-    f: impl FnOnce(&[u8]) -> R,
-) -> Result<Option<R>, CmdError> {
-    let found = read_str(ctx, key)?.map(f);
-    ctx.hit_key(key, found.is_some());
-    Ok(found)
 }
 
 /// Make the string at `key` at least `bytes` long (creating it), keeping its

@@ -42,6 +42,18 @@ pub fn read_str<'t>(ctx: &'t mut Ctx<'_>, key: &[u8]) -> Result<Option<&'t [u8]>
         .map(|s| s.as_slice()))
 }
 
+/// Apply `f` to the string at `key` in place (bitmaps can be large, so reads
+/// never copy them), counting the hit or miss. `None` when the key is missing.
+pub fn with_str<R>(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<Option<R>, CmdError> {
+    let found = read_str(ctx, key)?.map(f);
+    ctx.hit_key(key, found.is_some());
+    Ok(found)
+}
+
 pub(crate) const GET: CommandSpec = CommandSpec {
     name: "GET",
     group: Group::String,
@@ -848,7 +860,7 @@ fn getrange(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let key = args.next_key()?;
     let start = args.next_i64()?;
     let end = args.next_i64()?;
-    let part = crate::bitmap::with_str(ctx, key, |s| {
+    let part = with_str(ctx, key, |s| {
         // Both ends counted from the end and reversed: empty before any clamping.
         if start < 0 && end < 0 && start > end {
             return Bytes::new();
