@@ -16,7 +16,7 @@
 //! are ordinary byte strings. Images loaded from outside go through [`BitmapIndex::from_parts`],
 //! which checks all of this before building anything.
 
-use crate::keyspace::hash_key;
+use crate::hashing::hash_key;
 use crate::roaring::{intersect, Bitmap32};
 use hashbrown::HashTable;
 use std::fmt;

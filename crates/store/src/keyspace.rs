@@ -17,15 +17,14 @@
 //!   `SnapshotState`).
 
 use crate::bytes::CompactBytes;
+pub use crate::hashing::hash_key;
 use crate::slab::Slab;
 use crate::value::Value;
 use hashbrown::HashTable;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::collections::BTreeSet;
-use std::hash::BuildHasher;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 
 /// A shard held exclusively: what a command that may change it holds.
 pub type ShardGuard<'a> = RwLockWriteGuard<'a, Shard>;
@@ -39,36 +38,6 @@ pub enum Read<'a> {
     /// The key's time has passed: only a holder of the exclusive lock may
     /// remove it (and log its deletion).
     Expired,
-}
-
-static HASHER: OnceLock<foldhash::fast::FixedState> = OnceLock::new();
-
-fn hasher() -> &'static foldhash::fast::FixedState {
-    HASHER.get_or_init(|| foldhash::fast::FixedState::with_seed(process_seed(0)))
-}
-
-/// A per-process seed for the hash tables, different for each use (`mix`):
-/// it keeps bucket placement unpredictable to clients. `KEEL_HASH_SEED` in
-/// the environment fixes it, so that two runs place keys alike and the cost
-/// guard counts the same probes each time.
-pub(crate) fn process_seed(mix: u64) -> u64 {
-    let fixed = std::env::var("KEEL_HASH_SEED")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok());
-    let seed = fixed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0x9e37_79b9_7f4a_7c15)
-            ^ u64::from(std::process::id()).rotate_left(32)
-    });
-    seed ^ mix
-}
-
-/// The process-wide hash of a key: picks the shard and the bucket.
-#[inline]
-pub fn hash_key(key: &[u8]) -> u64 {
-    hasher().hash_one(key)
 }
 
 /// One key and its value: 48 bytes, stored in its table's slab. Short keys and

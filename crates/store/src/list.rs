@@ -11,10 +11,16 @@
 //! Conversion is one way: a packed list that would outgrow the limit becomes a
 //! deque before the change is applied, and never goes back, as Redis 7.2 does
 //! for lists growing past a single listpack.
+//!
+//! `ListDeque` itself is in `list::deque`, which knows nothing of `Value`.
+
+pub(crate) mod deque;
 
 use crate::bytes::CompactBytes;
+use crate::limits::CompactLimits;
 use crate::packed::{Elem, Packed, Put};
-use crate::value::{CompactLimits, Value};
+use crate::value::Value;
+pub use deque::ListDeque;
 use std::collections::VecDeque;
 
 /// Which end of a list an operation works on (LEFT is the head, index 0).
@@ -33,41 +39,6 @@ impl End {
             Some(End::Right)
         } else {
             None
-        }
-    }
-}
-
-/// The general form of a list: O(1) push and pop at both ends, O(1) access
-/// by index (so LRANGE of a few elements on a long list costs only those).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ListDeque {
-    items: VecDeque<CompactBytes>,
-}
-
-impl ListDeque {
-    pub fn heap_bytes(&self) -> usize {
-        self.items.capacity() * std::mem::size_of::<CompactBytes>()
-            + self
-                .items
-                .iter()
-                .map(CompactBytes::heap_bytes)
-                .sum::<usize>()
-    }
-
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
-    /// Give back memory after the list shrank to a small part of its capacity,
-    /// keeping room to grow again without reallocating at once.
-    fn settle(&mut self) {
-        let cap = self.items.capacity();
-        if cap > 64 && self.items.len() * 4 < cap {
-            self.items.shrink_to(self.items.len() * 2);
         }
     }
 }

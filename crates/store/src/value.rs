@@ -1,5 +1,9 @@
 //! Values a key can hold. Each data type lives in its own module and is exposed here
 //! as variants, one per encoding; this module knows only how to name and size them.
+//! The general forms of hashes, sets, lists and sorted sets are in child modules of
+//! their types' (`hash::table`, `set::table`, `list::deque`, `zset::treap`) that never
+//! name `Value`, so this module depends on them and the operations in `hash`, `set`,
+//! `list` and `zset` depend on this one, never the other way.
 //!
 //! Encodings are variants of `Value` itself rather than of a per-type enum:
 //! nested enums would need their own tag and grow `Value` (and every entry).
@@ -10,16 +14,20 @@ use crate::bloom::Chain;
 use crate::bytes::StrBytes;
 use crate::cms::CountMinSketch;
 use crate::cuckoo::CuckooFilter;
-use crate::hash::HashTable;
+use crate::hash::table::HashTable;
 use crate::index::BitmapIndex;
-use crate::list::ListDeque;
+use crate::list::deque::ListDeque;
 use crate::packed::Packed;
 use crate::roaring::{Bitmap32, Bitmap64, RoaringSet};
-use crate::set::SetTable;
+use crate::set::table::SetTable;
 use crate::stream::Stream;
 use crate::tdigest::TDigest;
 use crate::topk::TopK;
-use crate::zset::ZSetIndex;
+use crate::zset::treap::ZSetIndex;
+
+// A leaf module of its own, so the type modules need not name this one for it;
+// re-exported so that `keel_store::value::CompactLimits` still names it.
+pub use crate::limits::CompactLimits;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -121,37 +129,6 @@ impl ValueType {
         ValueType::ALL
             .into_iter()
             .find(|t| name.eq_ignore_ascii_case(t.name().as_bytes()))
-    }
-}
-
-/// When a small collection leaves its compact form: the `*-max-listpack-*`,
-/// `set-max-intset-entries` and `list-max-listpack-size` settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CompactLimits {
-    pub hash_entries: usize,
-    pub hash_value: usize,
-    pub set_intset_entries: usize,
-    pub set_entries: usize,
-    pub set_value: usize,
-    pub zset_entries: usize,
-    pub zset_value: usize,
-    /// Positive: elements per node; -1 to -5: 4 KiB to 64 KiB per node.
-    pub list_size: i64,
-}
-
-impl Default for CompactLimits {
-    /// Redis's defaults.
-    fn default() -> Self {
-        CompactLimits {
-            hash_entries: 512,
-            hash_value: 64,
-            set_intset_entries: 512,
-            set_entries: 128,
-            set_value: 64,
-            zset_entries: 128,
-            zset_value: 64,
-            list_size: -2,
-        }
     }
 }
 
