@@ -8,46 +8,14 @@ use keel_store::hash::{new_hash, HashMut};
 use keel_store::list::End;
 use keel_store::value::CompactLimits;
 use keel_store::Value;
-use thiserror::Error;
 
+use super::convert_error::ConvertError;
 use super::module::{ModReader, MOD_EOF};
-use super::write::{
+use super::types::{
     module_id, module_name, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME, ROARING64_TYPE_NAME,
     ROARING_ENCODING_VERSION, ROARING_TYPE_NAME,
 };
 use super::RdbValue;
-
-/// Why a snapshot value cannot become a store value.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ConvertError {
-    /// A collection with no elements: Redis skips such keys when loading and refuses them in
-    /// RESTORE.
-    #[error("empty collection")]
-    Empty,
-    #[error("duplicate {0} in a collection")]
-    Duplicate(&'static str),
-    #[error("sorted set score is NaN")]
-    NanScore,
-    /// A module type Keel has no implementation of.
-    #[error("module type {name} is not supported by Keel yet{what}")]
-    UnsupportedModule { name: String, what: String },
-    #[error("unsupported encoding version {version} of module type {name}")]
-    ModuleVersion { name: String, version: u64 },
-    #[error("invalid Bloom filter: {0}")]
-    BadBloom(&'static str),
-    #[error("invalid Roaring bitmap: {0}")]
-    BadRoaring(String),
-    #[error("invalid bitmap index: {0}")]
-    BadIndex(&'static str),
-    #[error("invalid cuckoo filter: {0}")]
-    BadCuckoo(&'static str),
-    #[error("invalid count-min sketch: {0}")]
-    BadCms(&'static str),
-    #[error("invalid top-k sketch: {0}")]
-    BadTopK(&'static str),
-    #[error("invalid t-digest: {0}")]
-    BadTDigest(&'static str),
-}
 
 /// Builds the store value for `v`, choosing the compact or general form as Keel's commands do
 /// under `limits`. Checks everything it relies on: duplicates, empty collections, scores, and

@@ -5,7 +5,9 @@ use keel_store::value::CompactLimits;
 use keel_store::Value;
 use thiserror::Error;
 
-use super::write::{put_value, type_byte, RDB_VERSION};
+use super::footer::footer_ok;
+use super::types::RDB_VERSION;
+use super::write::{put_value, type_byte};
 use super::{RdbError, RdbValue};
 use crate::crc64;
 
@@ -57,20 +59,6 @@ pub fn parse_payload(p: &[u8]) -> Result<RdbValue, DumpError> {
     // Redis reads the value from the whole payload, so a value that runs into the footer is
     // read as Redis reads it.
     super::read::read_type_and_value(p).map_err(DumpError::BadFormat)
-}
-
-/// Whether a payload (DUMP's or FUNCTION DUMP's) ends in a footer Redis 7.0 accepts: at least
-/// 10 bytes, an RDB version no newer than the one written, and the CRC-64 of everything before
-/// the CRC (a zero CRC is not exempt).
-pub(crate) fn footer_ok(p: &[u8]) -> bool {
-    let Some(body_len) = p.len().checked_sub(10) else {
-        return false;
-    };
-    let footer = &p[body_len..];
-    let version = u16::from_le_bytes([footer[0], footer[1]]);
-    let mut crc = [0u8; 8];
-    crc.copy_from_slice(&footer[2..]);
-    version <= RDB_VERSION && crc64::crc64(&p[..body_len + 2]) == u64::from_le_bytes(crc)
 }
 
 #[cfg(test)]

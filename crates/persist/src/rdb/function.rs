@@ -8,9 +8,10 @@
 use bytes::Bytes;
 use thiserror::Error;
 
-use super::dump::footer_ok;
+use super::encoding::put_string;
+use super::footer::footer_ok;
 use super::read::{read_library_at, OP_FUNCTION, OP_FUNCTION2};
-use super::write::{put_string, RDB_VERSION};
+use super::types::RDB_VERSION;
 use super::RdbErrorKind;
 use crate::crc64;
 

@@ -10,9 +10,10 @@ use keel_store::index::{BitmapIndex, LoadedEntity, LoadedPair};
 use keel_store::roaring::Bitmap32;
 use keel_store::Value;
 
-use super::convert::ConvertError;
+use super::convert_error::ConvertError;
+use super::encoding::{put_len, put_string};
 use super::module::{ModReader, MOD_EOF, MOD_STRING, MOD_UINT};
-use super::write::{module_id, module_name, put_len, put_string};
+use super::types::{module_id, module_name};
 
 /// The module type name TYPE reports and the RDB records, and its encoding version.
 pub const INDEX_TYPE_NAME: &[u8; 9] = b"keelindex";

@@ -3,7 +3,10 @@
 //! The byte layout is described in `crates/persist/RDB.md`.
 
 mod convert;
+mod convert_error;
 mod dump;
+mod encoding;
+mod footer;
 mod function;
 mod index;
 mod module;
@@ -11,9 +14,11 @@ mod read;
 mod sketch;
 mod stream;
 mod topk_tdigest;
+mod types;
 mod write;
 
-pub use convert::{to_store_value, ConvertError};
+pub use convert::to_store_value;
+pub use convert_error::ConvertError;
 pub use dump::{dump_payload, dump_payload_with, parse_payload, DumpError};
 pub use function::{
     decode_function_dump, encode_function_dump, encode_function_dump_with, function_dump_libraries,
@@ -23,10 +28,8 @@ pub use index::{index_from_module, INDEX_ENCODING_VERSION, INDEX_TYPE_NAME};
 pub use read::{read_all, RdbReader};
 pub use sketch::{cms_from_module, cuckoo_from_module};
 pub use topk_tdigest::{tdigest_from_module, topk_from_module};
-pub use write::{
-    module_id, module_name, RdbWriter, WriteOptions, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME,
-    RDB_VERSION,
-};
+pub use types::{module_id, module_name, BLOOM_ENCODING_VERSION, BLOOM_TYPE_NAME, RDB_VERSION};
+pub use write::{RdbWriter, WriteOptions};
 
 use thiserror::Error;
 

@@ -6,7 +6,7 @@
 //! Nothing is sized from a claimed length: strings are taken from the bytes present, and an
 //! LZF string's claimed output is refused beyond what its input could expand to.
 
-use super::convert::ConvertError;
+use super::convert_error::ConvertError;
 use crate::lzf;
 
 pub(crate) const MOD_EOF: u64 = 0;

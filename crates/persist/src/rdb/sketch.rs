@@ -14,9 +14,10 @@
 use keel_store::cms::CountMinSketch;
 use keel_store::cuckoo::CuckooFilter;
 
-use super::convert::ConvertError;
+use super::convert_error::ConvertError;
+use super::encoding::{put_len, put_string};
 use super::module::{ModReader, MOD_EOF, MOD_STRING, MOD_UINT};
-use super::write::{module_id, put_len, put_string};
+use super::types::module_id;
 
 pub const CUCKOO_TYPE_NAME: &[u8; 9] = b"MBbloomCF";
 pub const CUCKOO_ENCODING_VERSION: u64 = 4;

@@ -28,7 +28,7 @@
 
 use keel_store::stream::{Stream, StreamId};
 
-use super::write::{put_len, put_string, Listpack};
+use super::encoding::{put_len, put_string, Listpack};
 
 pub(crate) const T_STREAM_LISTPACKS_2: u8 = 19;
 

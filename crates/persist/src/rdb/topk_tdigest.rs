@@ -32,9 +32,10 @@ use keel_store::tdigest::TDigest;
 use keel_store::topk::{Bucket, HeapSlot, TopK, BUCKET_BYTES, HEAP_SLOT_BYTES};
 use keel_store::Value;
 
-use super::convert::ConvertError;
+use super::convert_error::ConvertError;
+use super::encoding::{put_len, put_string};
 use super::module::{ModReader, MOD_DOUBLE, MOD_EOF, MOD_STRING, MOD_UINT};
-use super::write::{module_id, module_name, put_len, put_string};
+use super::types::{module_id, module_name};
 
 pub const TOPK_TYPE_NAME: &[u8; 9] = b"TopK-TYPE";
 pub const TOPK_ENCODING_VERSION: u64 = 0;
