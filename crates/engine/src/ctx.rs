@@ -190,19 +190,23 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    #[inline]
     pub fn now_ms(&self) -> u64 {
         self.tick.now_ms()
     }
 
     /// The selected database.
+    #[inline]
     pub fn db(&self) -> usize {
         self.session.db
     }
 
+    #[inline]
     pub fn proto(&self) -> Protocol {
         self.session.proto
     }
 
+    #[inline]
     pub fn resp3(&self) -> bool {
         self.session.proto == Protocol::Resp3
     }
@@ -279,12 +283,14 @@ impl<'a> Ctx<'a> {
     }
 
     /// The table holding `key` in the selected database.
+    #[inline]
     pub fn table(&mut self, key: &[u8]) -> Result<&mut Table, CmdError> {
         let db = self.session.db;
         self.table_in(db, key)
     }
 
     /// The table holding `key` in database `db`.
+    #[inline]
     pub fn table_in(&mut self, db: usize, key: &[u8]) -> Result<&mut Table, CmdError> {
         self.table_of(db, keel_store::keyspace::hash_key(key))
     }
@@ -338,6 +344,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Record `n` changes to the dataset.
+    #[inline]
     pub fn dirty(&mut self, n: u64) {
         if self.guards.shared() {
             self.upgrade();
@@ -367,6 +374,7 @@ impl<'a> Ctx<'a> {
     /// declared keys include keys it only reads (a COPY source, BITOP sources)
     /// or that live in another database calls this for each key it changed, so
     /// only those keys' WATCHes are invalidated, as in Redis.
+    #[inline]
     pub fn modified(&mut self, db: usize, key: &[u8]) {
         let list = self.modified.get_or_insert_with(Vec::new);
         if self.engine.watches.any() || self.engine.tracking.active() {
@@ -375,6 +383,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Count a keyspace hit or miss (INFO stats).
+    #[inline]
     pub fn hit(&mut self, found: bool) {
         if found {
             self.hits += 1;
@@ -385,6 +394,7 @@ impl<'a> Ctx<'a> {
 
     /// [`Ctx::hit`] for a read of `key`; a miss also publishes `keymiss`
     /// (class `m`), as Redis's read lookups do.
+    #[inline]
     pub fn hit_key(&mut self, key: &[u8], found: bool) {
         self.hit(found);
         if !found {
@@ -392,6 +402,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    #[inline]
     pub fn random(&self) -> u64 {
         self.engine.rng.next_u64()
     }
