@@ -56,7 +56,7 @@ pub fn cron(engine: &Engine) -> usize {
         if total <= limit {
             break;
         }
-        crate::config::log_notice(&format!(
+        crate::logging::log_notice(&format!(
             "Evicting client: {}",
             crate::clients::client_line_for(engine, now, 0, &h, &[])
         ));

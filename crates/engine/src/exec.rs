@@ -297,7 +297,10 @@ impl Engine {
             return Guards::None;
         }
         if self.every_shard(flags, argv)
-            || (flags.contains(Flags::SCRIPT) && self.families.script_takes_every_shard(self, argv))
+            || (flags.contains(Flags::SCRIPT)
+                && self
+                    .families
+                    .script_takes_every_shard(&self.scripting, argv))
         {
             return Guards::Many(self.lock_all_shards());
         }
@@ -367,7 +370,7 @@ impl Engine {
             return err(CmdError::msg(self.scripting.busy.refusal()));
         }
         if let Err(why) = crate::persistence::prepare_shutdown(self, false) {
-            crate::config::log_warning(&why);
+            crate::logging::log_warning(&why);
         }
         self.scripting.shutdown.store(true, Ordering::SeqCst);
         self.persist.shutdown_done.store(true, Ordering::SeqCst);
@@ -496,7 +499,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>, id: usize, argv: &[Bytes]) -> Frame {
             bump(&ts.dirty, dirty);
         }
     });
-    crate::slowlog::after_command(ctx, spec, argv, usec);
+    after_command(ctx, spec, argv, usec);
     reply
 }
 
@@ -646,4 +649,98 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
     let reply = run(ctx, id, argv);
     ctx.nested -= 1;
     reply
+}
+
+/// After every command (nested ones too): log it if it was slow enough, and
+/// sample the latency monitor. A command that blocked is logged when it is
+/// served, with the time of the run that served it, not the time it waited.
+#[inline]
+fn after_command(ctx: &Ctx<'_>, spec: &crate::spec::CommandSpec, argv: &[Bytes], usec: u64) {
+    let engine = ctx.engine;
+    let ops = &engine.config.ops;
+    let slower = ops
+        .slowlog_slower_than_us
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let monitor = ops
+        .latency_monitor_ms
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let slow = slower >= 0 && usec >= slower as u64;
+    if !slow && monitor <= 0 {
+        return;
+    }
+    if ctx.session.blocked.is_some() {
+        return;
+    }
+    let now_s = engine.now_ms() / 1000;
+    if monitor > 0 {
+        let event = if spec.flags.contains(Flags::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        engine
+            .latency
+            .sample_if_needed(monitor, event, now_s, usec / 1000);
+    }
+    if slow && !spec.flags.contains(Flags::SKIP_SLOWLOG) {
+        let max_len = ops
+            .slowlog_max_len
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(0) as usize;
+        let handle = &ctx.session.handle;
+        if ctx.in_script {
+            // A command a script ran has no client of its own, as in Redis.
+            engine
+                .slowlog
+                .push(max_len, now_s, usec, argv, "?:0", Bytes::new());
+        } else {
+            let name = handle.name.lock().clone().unwrap_or_default();
+            engine
+                .slowlog
+                .push(max_len, now_s, usec, argv, &handle.addr, name);
+        }
+    }
+}
+
+/// Errors counted outside a handler: a protocol error, a command refused before
+/// it ran.
+impl crate::engine::Engine {
+    /// Count an error reply sent outside command execution (a protocol
+    /// error), as Redis counts every error reply in INFO errorstats.
+    pub fn count_error_reply(&self, text: &[u8]) {
+        self.stats
+            .with_local(self.commands.len(), |ts| ts.count_error(text));
+    }
+
+    /// The reply to a command refused before it ran (unknown, arity, NOAUTH,
+    /// not allowed in MULTI): counted as an error, and as a rejected call of
+    /// the command when it was known (`id`, or found again for an arity error).
+    pub(crate) fn rejected(
+        &self,
+        argv: &[bytes::Bytes],
+        id: Option<usize>,
+        e: crate::error::CmdError,
+    ) -> keel_resp::Frame {
+        let id = id.or_else(|| match e {
+            crate::error::CmdError::WrongArity(_) => {
+                let top = self.commands.lookup(argv.first()?)?;
+                if self.commands.specs[top].subcommands.is_empty() {
+                    Some(top)
+                } else {
+                    argv.get(1)
+                        .and_then(|sub| self.commands.lookup_sub(top, sub))
+                        .or(Some(top))
+                }
+            }
+            _ => None,
+        });
+        let text = e.to_string();
+        self.stats.with_local(self.commands.len(), |ts| {
+            if let Some(c) = id.and_then(|id| ts.cmds.get(id)) {
+                bump(&c.rejected, 1);
+            }
+            ts.count_error(text.as_bytes());
+        });
+        keel_resp::Frame::Error(bytes::Bytes::from(text))
+    }
 }

@@ -6,7 +6,7 @@
 //! engine (the server, from every family) installs an implementation through
 //! [`crate::EngineBuilder::families`].
 
-use crate::engine::Engine;
+use crate::scripting::Scripting;
 use bytes::Bytes;
 
 pub trait Families: Send + Sync {
@@ -26,9 +26,9 @@ pub trait Families: Send + Sync {
     }
 
     /// Whether a call of a command flagged `SCRIPT` must hold every shard
-    /// (a script seen reaching keys it did not declare).
-    fn script_takes_every_shard(&self, engine: &Engine, argv: &[Bytes]) -> bool {
-        let _ = (engine, argv);
+    /// (a script `scripting` has seen reaching keys it did not declare).
+    fn script_takes_every_shard(&self, scripting: &Scripting, argv: &[Bytes]) -> bool {
+        let _ = (scripting, argv);
         false
     }
 }

@@ -8,7 +8,7 @@
 //! `2^(bucket)` nanoseconds. Only the owning worker thread records into a
 //! histogram; INFO sums the threads' copies into a plain array first.
 
-use crate::stats::bump;
+use crate::counter::bump;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 

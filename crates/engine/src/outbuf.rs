@@ -204,7 +204,7 @@ fn judge(h: &ClientHandle, pending: usize, may_reset: bool) -> bool {
             .as_ref()
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default();
-        crate::config::log_warning(&format!(
+        crate::logging::log_warning(&format!(
             "Client id={} addr={} laddr={} fd={} name={} omem={} scheduled to be closed ASAP \
              for overcoming of output buffer limits.",
             h.id,

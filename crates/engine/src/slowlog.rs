@@ -6,13 +6,10 @@
 //! command that was slow enough, so a server whose commands stay under the
 //! threshold pays one comparison per command and never touches it.
 
-use crate::ctx::Ctx;
-use crate::spec::{CommandSpec, Flags};
 use bytes::Bytes;
 use keel_resp::Frame;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
 
 /// Redis keeps at most this many arguments of a logged command...
 pub const MAX_ARGS: usize = 32;
@@ -101,50 +98,6 @@ impl SlowLog {
                 ])
             })
             .collect()
-    }
-}
-
-/// After every command (nested ones too): log it if it was slow enough, and
-/// sample the latency monitor. A command that blocked is logged when it is
-/// served, with the time of the run that served it, not the time it waited.
-#[inline]
-pub(crate) fn after_command(ctx: &Ctx<'_>, spec: &CommandSpec, argv: &[Bytes], usec: u64) {
-    let engine = ctx.engine;
-    let ops = &engine.config.ops;
-    let slower = ops.slowlog_slower_than_us.load(Ordering::Relaxed);
-    let monitor = ops.latency_monitor_ms.load(Ordering::Relaxed);
-    let slow = slower >= 0 && usec >= slower as u64;
-    if !slow && monitor <= 0 {
-        return;
-    }
-    if ctx.session.blocked.is_some() {
-        return;
-    }
-    let now_s = engine.now_ms() / 1000;
-    if monitor > 0 {
-        let event = if spec.flags.contains(Flags::FAST) {
-            "fast-command"
-        } else {
-            "command"
-        };
-        engine
-            .latency
-            .sample_if_needed(monitor, event, now_s, usec / 1000);
-    }
-    if slow && !spec.flags.contains(Flags::SKIP_SLOWLOG) {
-        let max_len = ops.slowlog_max_len.load(Ordering::Relaxed).max(0) as usize;
-        let handle = &ctx.session.handle;
-        if ctx.in_script {
-            // A command a script ran has no client of its own, as in Redis.
-            engine
-                .slowlog
-                .push(max_len, now_s, usec, argv, "?:0", Bytes::new());
-        } else {
-            let name = handle.name.lock().clone().unwrap_or_default();
-            engine
-                .slowlog
-                .push(max_len, now_s, usec, argv, &handle.addr, name);
-        }
     }
 }
 

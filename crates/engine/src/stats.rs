@@ -70,16 +70,7 @@ impl ThreadStats {
         }
     }
 }
-
-/// Add to a counter that only the calling thread writes: no locked instruction
-/// and no cache line bouncing between cores on the request path.
-#[inline]
-pub fn bump(counter: &AtomicU64, n: u64) {
-    counter.store(
-        counter.load(Ordering::Relaxed).wrapping_add(n),
-        Ordering::Relaxed,
-    );
-}
+pub use crate::counter::bump;
 
 /// Global, rarely written counters.
 #[derive(Default)]
@@ -301,46 +292,5 @@ impl InstantRates {
             *o = ring.iter().sum::<f64>() / RATE_SAMPLES as f64;
         }
         out
-    }
-}
-
-impl crate::engine::Engine {
-    /// Count an error reply sent outside command execution (a protocol
-    /// error), as Redis counts every error reply in INFO errorstats.
-    pub fn count_error_reply(&self, text: &[u8]) {
-        self.stats
-            .with_local(self.commands.len(), |ts| ts.count_error(text));
-    }
-
-    /// The reply to a command refused before it ran (unknown, arity, NOAUTH,
-    /// not allowed in MULTI): counted as an error, and as a rejected call of
-    /// the command when it was known (`id`, or found again for an arity error).
-    pub(crate) fn rejected(
-        &self,
-        argv: &[bytes::Bytes],
-        id: Option<usize>,
-        e: crate::error::CmdError,
-    ) -> keel_resp::Frame {
-        let id = id.or_else(|| match e {
-            crate::error::CmdError::WrongArity(_) => {
-                let top = self.commands.lookup(argv.first()?)?;
-                if self.commands.specs[top].subcommands.is_empty() {
-                    Some(top)
-                } else {
-                    argv.get(1)
-                        .and_then(|sub| self.commands.lookup_sub(top, sub))
-                        .or(Some(top))
-                }
-            }
-            _ => None,
-        });
-        let text = e.to_string();
-        self.stats.with_local(self.commands.len(), |ts| {
-            if let Some(c) = id.and_then(|id| ts.cmds.get(id)) {
-                bump(&c.rejected, 1);
-            }
-            ts.count_error(text.as_bytes());
-        });
-        keel_resp::Frame::Error(bytes::Bytes::from(text))
     }
 }

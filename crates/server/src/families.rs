@@ -19,10 +19,10 @@ impl keel_engine::families::Families for AllFamilies {
 
     fn script_takes_every_shard(
         &self,
-        engine: &keel_engine::Engine,
+        scripting: &keel_engine::scripting::Scripting,
         argv: &[bytes::Bytes],
     ) -> bool {
-        keel_admin::scripting::wants_every_shard(engine, argv)
+        keel_admin::scripting::wants_every_shard(scripting, argv)
     }
 }
 

@@ -356,7 +356,7 @@ impl Aof {
         let end = self.drain(&mut out);
         if let Some(f) = out.file.as_ref() {
             if let Err(e) = f.sync_data() {
-                crate::config::log_warning(&format!(
+                crate::logging::log_warning(&format!(
                     "Can't persist the append only file to disk (fsync): {e}"
                 ));
             }
@@ -439,7 +439,7 @@ impl Aof {
                     last_fsync = t.elapsed();
                     last_group = if policy == FSYNC_ALWAYS { group } else { 0 };
                     if let Err(e) = synced {
-                        crate::config::log_warning(&format!(
+                        crate::logging::log_warning(&format!(
                             "Can't persist the append only file to disk (fsync): {e}"
                         ));
                     }
@@ -470,7 +470,7 @@ impl Aof {
                 Err(e) => {
                     self.stats.last_write_ok.store(false, Ordering::Relaxed);
                     if self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
-                        crate::config::log_warning(&format!(
+                        crate::logging::log_warning(&format!(
                             "Can't recover from AOF write error when the AOF fsync policy is \
                              'always' ({e}). Exiting..."
                         ));
@@ -478,7 +478,7 @@ impl Aof {
                     }
                     tries += 1;
                     if tries % 100 == 1 {
-                        crate::config::log_warning(&format!("Error writing to the AOF file: {e}"));
+                        crate::logging::log_warning(&format!("Error writing to the AOF file: {e}"));
                     }
                     std::thread::sleep(Duration::from_millis(100));
                 }

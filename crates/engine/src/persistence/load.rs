@@ -58,7 +58,7 @@ fn read_rdb(
         let entry = match r.next_item() {
             Ok(Some(RdbItem::Entry(entry))) => entry,
             Ok(Some(RdbItem::Library(code))) => {
-                let lib = crate::scripting::build_library(engine, code).and_then(|lib| {
+                let lib = engine.scripting.build_library(code).and_then(|lib| {
                     engine
                         .scripting
                         .functions
@@ -93,7 +93,7 @@ fn read_rdb(
             Ok(v) => v,
             Err(keel_persist::rdb::ConvertError::Empty) => {
                 // Redis skips an empty collection on load, with a note.
-                crate::config::log_notice(&format!(
+                crate::logging::log_notice(&format!(
                     "RDB has empty key '{}'; it is skipped",
                     String::from_utf8_lossy(&entry.key)
                 ));
@@ -107,7 +107,7 @@ fn read_rdb(
         out.keys += 1;
         if last_log.elapsed().as_secs() >= 2 {
             last_log = Instant::now();
-            crate::config::log_notice(&format!(
+            crate::logging::log_notice(&format!(
                 "Loading {name}: {} keys loaded so far ({:.1} s)",
                 out.keys,
                 started.elapsed().as_secs_f64()
@@ -144,7 +144,7 @@ pub fn load_aof(engine: &Engine) -> Result<Option<(Manifest, Loaded)>, String> {
             // replay it; the base written at start-up then replaces it.
             let old = PathBuf::from(engine.config.get("appendfilename"));
             if old.is_file() {
-                crate::config::log_notice(&format!(
+                crate::logging::log_notice(&format!(
                     "Loading the single-file AOF {} (it is replaced by a new multi part AOF)",
                     old.display()
                 ));
@@ -174,7 +174,7 @@ pub fn load_aof(engine: &Engine) -> Result<Option<(Manifest, Loaded)>, String> {
         })?;
         if size > 0 {
             let loaded = load_file(engine, &path, i + 1 == n)?;
-            crate::config::log_notice(&format!("DB loaded from AOF file {}", f.name));
+            crate::logging::log_notice(&format!("DB loaded from AOF file {}", f.name));
             total.keys += loaded.keys;
             total.expired += loaded.expired;
         }
@@ -253,7 +253,7 @@ fn replay(engine: &Engine, path: &Path, from: u64, last: bool) -> Result<(), Str
     if session.multi.is_some() {
         // The reader reported the unfinished MULTI; drop what was queued.
         engine.execute(&mut session, vec![Bytes::from_static(b"DISCARD")]);
-        crate::config::log_warning("Revert incomplete MULTI/EXEC transaction in AOF file");
+        crate::logging::log_warning("Revert incomplete MULTI/EXEC transaction in AOF file");
     }
     if let Some(at) = cut {
         if !engine.config.get_bool("aof-load-truncated") {
@@ -264,7 +264,7 @@ fn replay(engine: &Engine, path: &Path, from: u64, last: bool) -> Result<(), Str
                  configuration option to yes and restart the server."
             ));
         }
-        crate::config::log_warning(&format!(
+        crate::logging::log_warning(&format!(
             "!!! Warning: short read while loading the AOF file {name}!!!"
         ));
         let f = std::fs::OpenOptions::new()
@@ -276,7 +276,7 @@ fn replay(engine: &Engine, path: &Path, from: u64, last: bool) -> Result<(), Str
                 "Can't truncate the AOF file {name} to {at} bytes: {e}"
             ));
         }
-        crate::config::log_warning(&format!(
+        crate::logging::log_warning(&format!(
             "AOF {name} loaded anyway because aof-load-truncated is enabled (cut at byte offset {at})"
         ));
     }

@@ -109,7 +109,7 @@ pub fn start(engine: &Arc<crate::Engine>) -> Result<(), String> {
         let path = snapshot::rdb_path(engine);
         if path.is_file() {
             load::load_rdb(engine, &path, &mut load::insert_locking(engine)).map(|l| {
-                crate::config::log_notice(&format!(
+                crate::logging::log_notice(&format!(
                     "DB loaded from disk: {:.3} seconds ({} keys, {} expired keys skipped)",
                     started.elapsed().as_secs_f64(),
                     l.keys,
@@ -138,7 +138,7 @@ fn start_aof(engine: &Arc<crate::Engine>) -> Result<(), String> {
     let filename = engine.config.get("appendfilename");
     match loaded {
         Some((manifest, l)) if manifest.base.is_some() || !manifest.incr.is_empty() => {
-            crate::config::log_notice(&format!(
+            crate::logging::log_notice(&format!(
                 "DB loaded from append only file: {:.3} seconds",
                 started.elapsed().as_secs_f64()
             ));
@@ -233,7 +233,7 @@ pub fn prepare_shutdown(engine: &crate::Engine, save: bool) -> Result<(), String
     let p = &engine.persist;
     p.aof.flush_and_sync();
     if save {
-        crate::config::log_notice("Saving the final RDB snapshot before exiting.");
+        crate::logging::log_notice("Saving the final RDB snapshot before exiting.");
         let dbs = engine.keyspace.databases();
         let mut guards: Vec<_> = engine
             .lock_all_shards()

@@ -313,7 +313,7 @@ fn finish_rdb(
         });
     match r {
         Ok(()) => {
-            crate::config::log_notice("DB saved on disk");
+            crate::logging::log_notice("DB saved on disk");
             p.dirty_at_save.store(dirty, Ordering::Relaxed);
             engine
                 .last_save_s
@@ -327,7 +327,7 @@ fn finish_rdb(
         }
         Err(why) => {
             let _ = std::fs::remove_file(tmp);
-            crate::config::log_warning(&why);
+            crate::logging::log_warning(&why);
             if background {
                 p.stats.rdb_last_bgsave_ok.store(false, Ordering::Relaxed);
                 p.stats
@@ -433,7 +433,7 @@ pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind
     });
     drop(job);
     p.bgsave_scheduled.store(false, Ordering::Relaxed);
-    crate::config::log_notice("Background saving started (fork-free snapshot)");
+    crate::logging::log_notice("Background saving started (fork-free snapshot)");
     let spawned = std::thread::Builder::new()
         .name("keel-bgsave".into())
         .spawn(move || {
@@ -456,7 +456,7 @@ pub fn start_bgsave(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKind
             }
             let ok = finish_rdb(e, &tmp, r, dirty, true).is_ok();
             if ok {
-                crate::config::log_notice("Background saving terminated with success");
+                crate::logging::log_notice("Background saving terminated with success");
             }
             e.persist
                 .stats
@@ -521,7 +521,7 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
     let incr_file = match prepared {
         Ok(f) => f,
         Err(e) => {
-            crate::config::log_warning(&format!("Can't start the AOF rewrite: {e}"));
+            crate::logging::log_warning(&format!("Can't start the AOF rewrite: {e}"));
             rewrite_failed(engine);
             return Err(JobKind::Rewrite);
         }
@@ -547,7 +547,9 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
     });
     drop(job);
     p.rewrite_scheduled.store(false, Ordering::Relaxed);
-    crate::config::log_notice("Background append only file rewriting started (fork-free snapshot)");
+    crate::logging::log_notice(
+        "Background append only file rewriting started (fork-free snapshot)",
+    );
     let spawned = std::thread::Builder::new()
         .name("keel-aofrw".into())
         .spawn(move || {
@@ -561,14 +563,14 @@ pub fn start_rewrite(engine: &Engine, locks: Locks<'_, '_>) -> Result<(), JobKin
             let st = &e.persist.stats;
             match r {
                 Ok(()) => {
-                    crate::config::log_notice("Background AOF rewrite finished successfully");
+                    crate::logging::log_notice("Background AOF rewrite finished successfully");
                     st.aof_rewrites.fetch_add(1, Ordering::Relaxed);
                     st.aof_last_rewrite_ok.store(true, Ordering::Relaxed);
                     st.aof_rewrites_consecutive_failures
                         .store(0, Ordering::Relaxed);
                 }
                 Err(err) => {
-                    crate::config::log_warning(&format!("Background AOF rewrite failed: {err}"));
+                    crate::logging::log_warning(&format!("Background AOF rewrite failed: {err}"));
                     let _ = std::fs::remove_file(&tmp);
                     if turning_on {
                         // No base, so the log is not a complete AOF yet:
@@ -671,7 +673,7 @@ pub fn cron(engine: &Engine) {
     for pair in words.chunks(2) {
         if let [secs, n] = *pair {
             if changes >= n && now_s.saturating_sub(last) >= secs && retry_ok {
-                crate::config::log_notice(&format!("{n} changes in {secs} seconds. Saving..."));
+                crate::logging::log_notice(&format!("{n} changes in {secs} seconds. Saving..."));
                 let _ = start_bgsave(engine, Locks::Take);
                 return;
             }
@@ -685,7 +687,7 @@ pub fn cron(engine: &Engine) {
         let base = aof.stats.base_size.load(Ordering::Relaxed).max(1);
         let size = base + aof.stats.current_size.load(Ordering::Relaxed);
         if pct > 0 && size > min && (size - base) * 100 / base >= pct as u64 && rewrite_may_retry {
-            crate::config::log_notice(&format!(
+            crate::logging::log_notice(&format!(
                 "Starting automatic rewriting of AOF on {}% growth",
                 (size - base) * 100 / base
             ));

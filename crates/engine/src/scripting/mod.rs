@@ -232,17 +232,17 @@ impl Scripting {
         set.insert(key);
         self.learned_count.store(set.len(), Ordering::Relaxed);
     }
-}
 
-/// Check a library's code with the host and build it (FUNCTION LOAD and
-/// RESTORE, loading files). Errors are whole reply texts.
-pub fn build_library(engine: &crate::engine::Engine, code: Bytes) -> Result<Library, String> {
-    let meta = functions::parse_library_header(&code).map_err(|e| format!("ERR {e}"))?;
-    let Some(host) = engine.scripting.host() else {
-        return Err("ERR Lua scripting is not available: no script host is installed".into());
-    };
-    let fns: Vec<FunctionInfo> = host
-        .load_library(&meta, &code)
-        .map_err(|e| format!("ERR {e}"))?;
-    Ok(Library::new(meta, code, fns))
+    /// Check a library's code with the host and build it (FUNCTION LOAD and
+    /// RESTORE, loading files). Errors are whole reply texts.
+    pub fn build_library(&self, code: Bytes) -> Result<Library, String> {
+        let meta = functions::parse_library_header(&code).map_err(|e| format!("ERR {e}"))?;
+        let Some(host) = self.host() else {
+            return Err("ERR Lua scripting is not available: no script host is installed".into());
+        };
+        let fns: Vec<FunctionInfo> = host
+            .load_library(&meta, &code)
+            .map_err(|e| format!("ERR {e}"))?;
+        Ok(Library::new(meta, code, fns))
+    }
 }

@@ -34,7 +34,7 @@ impl Running {
         if !self.busy.load(Ordering::Relaxed) && self.started.elapsed() >= self.threshold {
             self.busy.store(true, Ordering::Relaxed);
             self.registry.enter(self);
-            crate::config::log_warning(&format!(
+            crate::logging::log_warning(&format!(
                 "Slow script detected: still in execution after {} milliseconds. You can try \
                  killing the script using the {} command.",
                 self.started.elapsed().as_millis(),
@@ -304,10 +304,10 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
     /// Log a line at a Redis log level (`redis.log`).
     pub fn log(&self, level: i64, msg: &str) {
         match level {
-            0 => crate::config::log_debug(msg),
-            1 => crate::config::log_verbose(msg),
-            2 => crate::config::log_notice(msg),
-            _ => crate::config::log_warning(msg),
+            0 => crate::logging::log_debug(msg),
+            1 => crate::logging::log_verbose(msg),
+            2 => crate::logging::log_notice(msg),
+            _ => crate::logging::log_warning(msg),
         }
     }
 }

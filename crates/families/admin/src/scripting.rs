@@ -320,8 +320,8 @@ fn run_script(
 
 /// Whether a script command (EVAL..., FCALL...) must take every shard before
 /// it starts: it reached an undeclared key before.
-pub fn wants_every_shard(engine: &Engine, argv: &[Bytes]) -> bool {
-    if !engine.scripting.any_learned() {
+pub fn wants_every_shard(scripting: &keel_engine::scripting::Scripting, argv: &[Bytes]) -> bool {
+    if !scripting.any_learned() {
         return false;
     }
     let (Some(name), Some(first)) = (argv.first(), argv.get(1)) else {
@@ -333,7 +333,7 @@ pub fn wants_every_shard(engine: &Engine, argv: &[Bytes]) -> bool {
         b"EVALSHA" | b"EVALSHA_RO" => Bytes::from(first.to_ascii_lowercase()),
         _ => scripting::learn_key_function(first),
     };
-    engine.scripting.learned(&key)
+    scripting.learned(&key)
 }
 
 // ---------------------------------------------------------------------------
@@ -676,7 +676,11 @@ fn function_load(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdErr
     let Some(code) = rest.last() else {
         return Err(CmdError::err("Function code is missing"));
     };
-    let lib = scripting::build_library(ctx.engine, code.clone()).map_err(CmdError::msg)?;
+    let lib = ctx
+        .engine
+        .scripting
+        .build_library(code.clone())
+        .map_err(CmdError::msg)?;
     let name = lib.name.clone();
     ctx.engine
         .scripting
@@ -919,7 +923,12 @@ fn function_restore(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, Cmd
     let mut built = Vec::new();
     for code in libs {
         let code = code.map_err(CmdError::err)?;
-        built.push(scripting::build_library(ctx.engine, code).map_err(CmdError::msg)?);
+        built.push(
+            ctx.engine
+                .scripting
+                .build_library(code)
+                .map_err(CmdError::msg)?,
+        );
     }
     let sc = &ctx.engine.scripting;
     let mut reg = sc.functions.write();

@@ -1,8 +1,0 @@
-//! The tests of `keel-streams`'s commands, run on the engine the server
-//! assembles: a test of one family's command sets up keys with another's, and
-//! no family depends on another to do it.
-
-#[path = "streams/streams.rs"]
-mod streams;
-#[path = "streams/xgroups.rs"]
-mod xgroups;
