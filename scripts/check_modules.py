@@ -28,6 +28,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALLOWED = os.path.join(ROOT, "scripts", "module-cycles-allowed.txt")
+# `use a::B as C` once whitespace is gone from a use tree.
+AS = "@as@"
 
 
 def strip_code(text):
@@ -116,7 +118,7 @@ def inline_modules(text):
 
 def expand_use(tree):
     """The paths a `use` tree names: `a::{b, c::{d, e}}` -> a::b, a::c::d, a::c::e."""
-    tree = re.sub(r"\s+", "", tree)
+    tree = re.sub(r"\s+", "", re.sub(r"\s+as\s+", AS, tree))
     brace = tree.find("{")
     if brace < 0:
         return [tree]
@@ -144,10 +146,10 @@ class Crate:
         self.name = name
         self.modules = {}  # path tuple -> code text
         self.reexports = {}  # name at the root -> module path it comes from
-        self.load((), src_root, os.path.dirname(src_root), True)
+        self.load((), src_root, os.path.dirname(src_root))
         self.resolve_root_reexports()
 
-    def load(self, path, file, dir_for_children, is_dir_owner, text=None):
+    def load(self, path, file, dir_for_children, text=None):
         if text is None:
             with open(file) as f:
                 text = f.read()
@@ -155,17 +157,13 @@ class Crate:
         inline, code = inline_modules(code)
         self.modules[path] = code
         for name, body in inline:
-            self.load(path + (name,), None, os.path.join(dir_for_children, name), True, body)
-        for m in re.finditer(r"(?m)^\s*(?:#\[path\s*=\s*\"\"\]\s*)?(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", code):
+            self.load(path + (name,), None, os.path.join(dir_for_children, name), body)
+        for m in re.finditer(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", code):
             name = m.group(1)
-            base = dir_for_children if is_dir_owner else os.path.join(dir_for_children)
-            for cand, owner in (
-                (os.path.join(base, name + ".rs"), False),
-                (os.path.join(base, name, "mod.rs"), True),
-            ):
+            child_dir = os.path.join(dir_for_children, name)
+            for cand in (child_dir + ".rs", os.path.join(child_dir, "mod.rs")):
                 if os.path.exists(cand):
-                    child_dir = os.path.join(base, name)
-                    self.load(path + (name,), cand, child_dir, True)
+                    self.load(path + (name,), cand, child_dir)
                     break
 
     def resolve_root_reexports(self):
@@ -175,10 +173,11 @@ class Crate:
                 segs = [s for s in p.replace("crate::", "").split("::") if s]
                 if not segs:
                     continue
-                alias = segs[-1].split("as")[-1] if "as" in segs[-1] else segs[-1]
+                real, _, alias = segs[-1].partition(AS)
+                segs[-1] = real
                 target = self.longest_module(tuple(segs))
                 if target:
-                    self.reexports[alias] = target
+                    self.reexports[alias or real] = target
 
     def longest_module(self, segs):
         for k in range(len(segs), 0, -1):
@@ -220,15 +219,10 @@ class Crate:
                 paths.extend(expand_use(u.group(1)))
             paths.extend(re.findall(r"(?<![\w:])((?:crate|super|self)(?:::(?:\w+|super))+)", code))
             for p in paths:
-                t = self.resolve(m, p)
-                if t is not None and t != m and not is_ancestor_decl(m, t):
+                t = self.resolve(m, p.partition(AS)[0])
+                if t is not None and t != m:
                     out[m].add(t)
         return out
-
-
-def is_ancestor_decl(here, target):
-    """`super::x` resolving to the parent itself only names the parent's items: still a use."""
-    return False
 
 
 def sccs(graph):
@@ -315,7 +309,8 @@ def main(argv):
     for crate, src in targets:
         c = Crate(crate, src)
         total += len(c.modules)
-        for comp in sccs(c.edges()):
+        edges = c.edges()
+        for comp in sccs(edges):
             names = {name(m) for m in comp}
             fits = None
             for i, a in enumerate(allowed.get(crate, [])):
@@ -336,7 +331,6 @@ def main(argv):
             else:
                 failures += 1
                 print(f"{crate}: module cycle: {' '.join(sorted(names))}", file=sys.stderr)
-                edges = c.edges()
                 for m in comp:
                     inside = sorted(name(t) for t in edges[m] if t in comp)
                     print(f"    {name(m)} -> {', '.join(inside)}", file=sys.stderr)

@@ -41,6 +41,20 @@ def test_a_cycle_is_found_however_it_is_written(tmp_path, a_to_b):
     assert "module cycle: a b" in r.stderr
 
 
+@pytest.mark.parametrize("reexport,name", [
+    ("pub use a::Class;", "Class"),
+    ("pub use a::Top as Renamed;", "Renamed"),
+])
+def test_a_cycle_through_a_root_reexport_is_found_whatever_its_name(tmp_path, reexport, name):
+    r = crate(tmp_path, {
+        "lib.rs": "pub mod a;\npub mod b;\n" + reexport + "\n",
+        "a.rs": "use crate::b::B;\npub struct Class;\npub struct Top;\n",
+        "b.rs": f"pub struct B;\nuse crate::{name};\n",
+    })
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "module cycle: a b" in r.stderr
+
+
 def test_layers_pass_and_tests_comments_and_strings_do_not_count(tmp_path):
     r = crate(tmp_path, {
         "lib.rs": LIB,
