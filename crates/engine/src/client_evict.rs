@@ -6,7 +6,7 @@
 //! while `maxmemory` is 0). Checked by the server's cron at `hz`; nothing is
 //! done while the limit is 0.
 
-use crate::engine::Engine;
+use crate::kernel::Engine;
 use crate::session::ClientHandle;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ pub fn limit(engine: &Engine) -> u64 {
 /// What a client holds, as client eviction counts it: CLIENT LIST's
 /// `tot-mem` plus replies and pushes queued beyond its reply buffer.
 pub fn memory_of(h: &ClientHandle) -> u64 {
-    let beyond = crate::outbuf::pending_of(h).saturating_sub(h.bufs.out_cap());
+    let beyond = crate::client::pending_of(h).saturating_sub(h.bufs.out_cap());
     (crate::clients::client_memory(h) + beyond) as u64
 }
 

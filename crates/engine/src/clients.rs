@@ -15,11 +15,11 @@ use std::sync::atomic::Ordering;
 /// `tot-mem` all of it plus the client's own structures.
 fn buffer_fields(h: &ClientHandle, argv_mem: usize) -> String {
     let b = &h.bufs;
-    let pending = crate::outbuf::pending_of(h);
+    let pending = crate::client::pending_of(h);
     let obl = pending.min(REPLY_CHUNK_BYTES);
     let beyond = pending - obl;
     let oll = beyond.div_ceil(REPLY_CHUNK_BYTES);
-    let omem = crate::outbuf::omem(h, pending);
+    let omem = crate::client::omem(h, pending);
     let own = std::mem::size_of::<ClientHandle>() + std::mem::size_of::<crate::Session>();
     let tot = b.held() + argv_mem + own;
     format!(
@@ -42,7 +42,7 @@ pub fn client_memory(h: &ClientHandle) -> usize {
 /// One CLIENT LIST / CLIENT INFO line, in Redis 7.2's field order, at `now`;
 /// `self_id` is the caller's id and `argv` its running command's arguments.
 pub fn client_line_for(
-    engine: &crate::engine::Engine,
+    engine: &crate::kernel::Engine,
     now: u64,
     self_id: u64,
     h: &ClientHandle,

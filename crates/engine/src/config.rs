@@ -747,7 +747,7 @@ fn canonical_special(name: &str, words: &[&str], current: &str) -> Result<String
             }
             Ok(out.join(" "))
         }
-        "notify-keyspace-events" => Ok(crate::notify::flags_to_string(notify_flags(raw)?)),
+        "notify-keyspace-events" => Ok(crate::notify::state::flags_to_string(notify_flags(raw)?)),
         "replicaof" => match words.as_slice() {
             [] => Ok(String::new()),
             [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
@@ -766,7 +766,9 @@ fn notify_flags(words: &[&str]) -> Result<u32, ConfigError> {
     let [word] = words else {
         return Err(ConfigError::WrongArgs);
     };
-    crate::notify::parse_flags(word).ok_or(ConfigError::Unsupported(crate::notify::INVALID_CLASS))
+    crate::notify::state::parse_flags(word).ok_or(ConfigError::Unsupported(
+        crate::notify::state::INVALID_CLASS,
+    ))
 }
 
 /// `save` takes pairs of <seconds> <changes>: seconds >= 1, changes >= 0.
@@ -1349,6 +1351,32 @@ impl Config {
     }
 }
 
+/// Copy the eviction directives into the config's hot values.
+fn refresh_eviction(config: &Config) {
+    let l = &config.ops.evict;
+    let policy = crate::evict::state::Policy::parse(&config.get("maxmemory-policy"));
+    l.maxmemory
+        .store(config.get_i64("maxmemory").max(0) as u64, Ordering::Relaxed);
+    l.policy.store(policy as u8, Ordering::Relaxed);
+    l.samples.store(
+        config.get_i64("maxmemory-samples").clamp(1, 64) as usize,
+        Ordering::Relaxed,
+    );
+    l.tenacity.store(
+        config.get_i64("maxmemory-eviction-tenacity").clamp(0, 100) as u64,
+        Ordering::Relaxed,
+    );
+    keel_store::access::set_lfu(
+        policy.is_lfu(),
+        config
+            .get_i64("lfu-log-factor")
+            .clamp(0, i64::from(u32::MAX)) as u32,
+        config
+            .get_i64("lfu-decay-time")
+            .clamp(0, i64::from(u32::MAX)) as u32,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1875,13 +1903,13 @@ pub struct OpsHot {
     /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
     pub busy_reply_ms: AtomicI64,
     /// The classes of `notify-keyspace-events`.
-    pub notify: crate::notify::Notifications,
+    pub notify: crate::notify::state::Notifications,
     /// DEBUG SET-ACTIVE-EXPIRE 0: the active expiry cycle does not run.
     pub active_expire_off: std::sync::atomic::AtomicBool,
     /// `tracking-table-max-keys`; 0 means no limit.
     pub tracking_max_keys: AtomicI64,
     /// `maxmemory` and the eviction settings.
-    pub evict: crate::evict::Limits,
+    pub evict: crate::evict::state::Limits,
     /// `hll-sparse-max-bytes`: past it a sparse HyperLogLog becomes dense.
     pub hll_sparse_max_bytes: AtomicI64,
 }
@@ -1903,7 +1931,7 @@ impl Config {
             .store(self.get_i64("tracking-table-max-keys"), Ordering::Relaxed);
         o.hll_sparse_max_bytes
             .store(self.get_i64("hll-sparse-max-bytes"), Ordering::Relaxed);
-        crate::evict::refresh(self);
+        refresh_eviction(self);
         *o.percentiles.write() = self
             .get("latency-tracking-info-percentiles")
             .split_whitespace()

@@ -1,100 +1,12 @@
 //! `Ctx`: what a handler sees while it runs. It owns the shard guards the executor
 //! took for the command, so a handler can reach exactly the keys it declared.
 
-use crate::engine::Engine;
 use crate::error::CmdError;
-use crate::session::Session;
+pub use crate::guards::Guards;
+pub use crate::kernel::{Ctx, Upgrade};
 use bytes::{Bytes, BytesMut};
 use keel_resp::Protocol;
 use keel_store::{Shard, Table};
-use keel_store::{ShardGuard, ShardReadGuard};
-
-pub enum Guards<'a> {
-    None,
-    One(usize, ShardGuard<'a>),
-    /// One shard held shared, by a read-only command (see [`Ctx::must_write`]).
-    Read(usize, ShardReadGuard<'a>),
-    /// Sorted by shard index; every shard when the command takes the whole keyspace.
-    Many(Vec<(usize, ShardGuard<'a>)>),
-}
-
-impl<'a> Guards<'a> {
-    fn find(&mut self, shard: usize) -> Option<&mut Shard> {
-        match self {
-            Guards::None => None,
-            Guards::One(i, g) => (*i == shard).then_some(&mut **g),
-            Guards::Read(..) => None,
-            Guards::Many(v) => {
-                let pos = v.binary_search_by_key(&shard, |(i, _)| *i).ok()?;
-                Some(&mut *v[pos].1)
-            }
-        }
-    }
-
-    /// The shard if it is held, shared or exclusively, for reading.
-    pub fn find_ref(&self, shard: usize) -> Option<&Shard> {
-        match self {
-            Guards::None => None,
-            Guards::One(i, g) => (*i == shard).then_some(&**g),
-            Guards::Read(i, g) => (*i == shard).then_some(&**g),
-            Guards::Many(v) => {
-                let pos = v.binary_search_by_key(&shard, |(i, _)| *i).ok()?;
-                Some(&*v[pos].1)
-            }
-        }
-    }
-
-    /// Whether the command holds its shard shared.
-    #[inline]
-    pub(crate) fn shared(&self) -> bool {
-        matches!(self, Guards::Read(..))
-    }
-
-    /// Run `f` on every shard held exclusively; a shared one is skipped: a
-    /// command holding it changes nothing.
-    pub(crate) fn for_each(&mut self, mut f: impl FnMut(&mut Shard)) {
-        match self {
-            Guards::None | Guards::Read(..) => {}
-            Guards::One(_, g) => f(g),
-            Guards::Many(v) => v.iter_mut().for_each(|(_, g)| f(g)),
-        }
-    }
-
-    /// Add the guard of a shard not held yet, keeping the order by index.
-    pub(crate) fn insert(&mut self, shard: usize, guard: ShardGuard<'a>) {
-        let mut list = match std::mem::replace(self, Guards::None) {
-            Guards::None => Vec::with_capacity(2),
-            Guards::Read(..) => {
-                // Only scripts add shards as they run, and they never hold one
-                // shared: dropping it here would lose a lock still relied on.
-                debug_assert!(false, "a shard added to a shared hold");
-                Vec::with_capacity(2)
-            }
-            Guards::One(i, g) => vec![(i, g)],
-            Guards::Many(v) => v,
-        };
-        let at = list.partition_point(|(i, _)| *i < shard);
-        list.insert(at, (shard, guard));
-        *self = Guards::Many(list);
-    }
-
-    /// The indices of the shards held, ascending.
-    pub fn indices(&self) -> Vec<usize> {
-        match self {
-            Guards::None => Vec::new(),
-            Guards::One(i, _) | Guards::Read(i, _) => vec![*i],
-            Guards::Many(v) => v.iter().map(|(i, _)| *i).collect(),
-        }
-    }
-
-    pub(crate) fn holds(&self, shard: usize) -> bool {
-        match self {
-            Guards::None => false,
-            Guards::One(i, _) | Guards::Read(i, _) => *i == shard,
-            Guards::Many(v) => v.binary_search_by_key(&shard, |(i, _)| *i).is_ok(),
-        }
-    }
-}
 
 /// The reply `data` (a bulk string, or nil when absent): a string is encoded
 /// straight into `out` when the handler took the connection's output (and
@@ -110,63 +22,6 @@ pub fn bulk_frame(out: Option<&mut BytesMut>, data: Option<&[u8]>) -> keel_resp:
             keel_resp::Frame::Bulk(Bytes::copy_from_slice(d))
         }),
     }
-}
-
-pub struct Ctx<'a> {
-    pub engine: &'a Engine,
-    pub session: &'a mut Session,
-    pub guards: Guards<'a>,
-    pub(crate) tick: crate::clock::Tick,
-    /// Number of changes the current command made; > 0 means it is logged and
-    /// watchers of its keys are invalidated.
-    pub(crate) dirty: u64,
-    /// How much of `dirty` has been added to the statistics already.
-    pub(crate) dirty_counted: u64,
-    /// The effect to log instead of the command as typed (`SET k v EX 10` is
-    /// logged as `SET k v PXAT <abs>`).
-    pub(crate) rewrite: Option<Vec<Bytes>>,
-    /// Effects logged for this command, in order, when a sink is installed.
-    pub effects: Vec<(usize, Vec<Bytes>)>,
-    /// Keys the command says it changed, for WATCH; `None` means "every key the
-    /// spec declares" (right for most write commands).
-    pub modified: Option<Vec<(usize, Bytes)>>,
-    pub(crate) hits: u64,
-    pub(crate) misses: u64,
-    /// Keys written while clients may be blocked on them; served after the
-    /// command releases its locks.
-    pub(crate) ready: Vec<Bytes>,
-    /// How deep in nested calls (EXEC, scripts) this command runs; blocking
-    /// commands never block when it is above zero.
-    pub nested: u32,
-    /// Arguments MONITOR must not show (passwords), recorded by the handler.
-    pub(crate) redacted: Vec<usize>,
-    /// A script is running this command (MONITOR shows `lua`, SLOWLOG no client).
-    pub in_script: bool,
-    /// Set by a handler whose write serves no blocked client, though it
-    /// changed its keys (Redis signals no key for XDEL, XACK, XGROUP SETID,
-    /// ...); the executor clears it after each command.
-    pub(crate) wakes_none: bool,
-    /// Set while the command holds its shard shared and reached something
-    /// only the exclusive lock allows (an expired key to remove, a table to
-    /// change, an event to publish): the executor throws its reply away and
-    /// runs it again holding the shard exclusively.
-    pub(crate) must_write: Option<Upgrade>,
-    /// The connection's output, while the command runs for its own client at
-    /// the top level with every reply sent: a reply read out of a value can
-    /// be encoded straight into it instead of being copied into a frame
-    /// first (see [`Ctx::bulk_reply`]).
-    pub(crate) out: Option<&'a mut BytesMut>,
-}
-
-/// Why a command that held its shard shared ran again exclusively.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Upgrade {
-    /// This run only: it found an expired key to remove, or an event to
-    /// publish; the data asked for it, not the command.
-    Once,
-    /// Its handler asks for its table to change: it would every time, so the
-    /// command is run exclusively from now on.
-    Always,
 }
 
 impl<'a> Ctx<'a> {

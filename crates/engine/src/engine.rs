@@ -2,6 +2,7 @@
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+pub use crate::kernel::{EffectSink, Engine, FastRng, NetControl, Rng};
 use crate::session::{ClientHandle, Session};
 use crate::stats::Stats;
 use crate::table::CommandTable;
@@ -12,109 +13,6 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Receives the effect of every write, in execution order, while the writer still
-/// holds its shard locks. Persistence and replication implement it.
-pub trait EffectSink: Send + Sync {
-    fn append(&self, db: usize, argv: &[Bytes]);
-}
-
-/// What the network layer lets CONFIG SET change at run time. The engine opens
-/// no sockets; the server installs this once its listeners are up.
-pub trait NetControl: Send + Sync {
-    /// Listen on the `bind` addresses at `port` instead (`port` 0: on none).
-    /// On failure the current listeners stay and the reason is returned.
-    fn rebind(&self, bind: &str, port: u16) -> Result<(), String>;
-    /// Make room for `maxclients` descriptors; on failure, the most clients
-    /// the process can serve.
-    fn fit_maxclients(&self, maxclients: u64) -> Result<(), u64>;
-    /// Apply the `tls-*` directives as they are now (CONFIG SET): a new
-    /// certificate, CA or port for the TLS listeners. The error is the
-    /// reason CONFIG SET reports.
-    fn reload_tls(&self, _config: &crate::config::Config) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// Random numbers, injected like time so tests can be exact.
-pub trait Rng: Send + Sync {
-    fn next_u64(&self) -> u64;
-}
-
-/// xorshift64* seeded from the clock; good enough for RANDOMKEY and sampling.
-pub struct FastRng(AtomicU64);
-
-impl FastRng {
-    pub fn new(seed: u64) -> FastRng {
-        FastRng(AtomicU64::new(seed | 1))
-    }
-}
-
-impl Rng for FastRng {
-    fn next_u64(&self) -> u64 {
-        let mut x = self.0.load(Ordering::Relaxed);
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0.store(x, Ordering::Relaxed);
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
-pub struct Engine {
-    pub keyspace: Keyspace,
-    pub commands: CommandTable,
-    /// What the executor asks of the command families (see [`crate::families`]).
-    pub families: Box<dyn crate::families::Families>,
-    pub config: Config,
-    pub stats: Stats,
-    pub clock: Arc<dyn Clock>,
-    pub rng: Arc<dyn Rng>,
-    pub clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
-    next_client_id: AtomicU64,
-    pub watches: Watches,
-    pub sink: Option<Arc<dyn EffectSink>>,
-    pub start_ms: u64,
-    pub started: std::time::Instant,
-    pub run_id: String,
-    pub last_save_s: AtomicU64,
-    /// Set by SHUTDOWN or a signal; the network layer stops when it sees it.
-    pub shutdown_requested: AtomicBool,
-    pub shutdown_notify: Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
-    /// The address and port actually bound, for INFO server.
-    pub tcp_port: AtomicU64,
-    pub executable: String,
-    pub config_file: String,
-    /// Bytes currently allocated by the process, as the allocator counts them.
-    pub used_memory: fn() -> u64,
-    /// Clients blocked on keys (BLPOP and friends).
-    pub blocking: crate::blocking::Blocking,
-    /// Installed by the server: rebinding listeners, the descriptor limit.
-    pub net: std::sync::OnceLock<Arc<dyn NetControl>>,
-    /// Clients running MONITOR.
-    pub monitors: crate::monitor::Monitors,
-    /// CLIENT PAUSE in force, if any.
-    pub pause: crate::pause::Pause,
-    /// SLOWLOG's entries and the latency monitor's events.
-    pub slowlog: crate::slowlog::SlowLog,
-    pub latency: crate::latency::LatencyMonitor,
-    /// The AOF, snapshots and their state.
-    pub persist: crate::persistence::Persistence,
-    /// This engine as a weak handle, for background jobs (set by
-    /// [`Engine::install_self`] once it lives in an `Arc`).
-    pub me: std::sync::OnceLock<std::sync::Weak<Engine>>,
-    /// The script cache, function libraries and running scripts; the
-    /// language host is installed by the server.
-    pub scripting: crate::scripting::Scripting,
-    /// Pub/sub subscriptions.
-    pub pubsub: crate::pubsub::PubSub,
-    /// Client-side caching: tracking clients and the keys they read.
-    pub tracking: crate::tracking::Tracking,
-    /// `maxmemory` eviction: the pool and counters.
-    pub evictor: crate::evict::Evictor,
-    /// ACL users and the ACL log.
-    pub acl: crate::acl::Acl,
-}
 
 pub struct EngineBuilder {
     /// Every command the engine serves. The kernel knows no command family:

@@ -15,210 +15,19 @@
 //!
 //! Nothing here runs while `maxmemory` is 0: the executor tests one atomic.
 
-use crate::config::Config;
-use crate::engine::Engine;
+use crate::declare::Flags;
 use crate::error::CmdError;
+use crate::kernel::CommandSpec;
+use crate::kernel::Engine;
 use crate::session::Session;
-use crate::spec::{CommandSpec, Flags};
 use bytes::Bytes;
 use keel_store::Sample;
-use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Candidates the eviction pool keeps, as Redis's `EVPOOL_SIZE`.
-pub const POOL_SIZE: usize = 16;
-
-/// Shards sampled per round, from a random one; the pool carries the best
-/// across rounds.
-const SHARDS_PER_ROUND: usize = 4;
-
-/// Redis's reply when memory is full and nothing can be evicted.
-pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Policy {
-    NoEviction,
-    AllKeysLru,
-    AllKeysLfu,
-    AllKeysRandom,
-    VolatileLru,
-    VolatileLfu,
-    VolatileRandom,
-    VolatileTtl,
-}
-
-impl Policy {
-    pub fn parse(name: &str) -> Policy {
-        match name.to_ascii_lowercase().as_str() {
-            "allkeys-lru" => Policy::AllKeysLru,
-            "allkeys-lfu" => Policy::AllKeysLfu,
-            "allkeys-random" => Policy::AllKeysRandom,
-            "volatile-lru" => Policy::VolatileLru,
-            "volatile-lfu" => Policy::VolatileLfu,
-            "volatile-random" => Policy::VolatileRandom,
-            "volatile-ttl" => Policy::VolatileTtl,
-            _ => Policy::NoEviction,
-        }
-    }
-
-    fn from_u8(v: u8) -> Policy {
-        [
-            Policy::NoEviction,
-            Policy::AllKeysLru,
-            Policy::AllKeysLfu,
-            Policy::AllKeysRandom,
-            Policy::VolatileLru,
-            Policy::VolatileLfu,
-            Policy::VolatileRandom,
-            Policy::VolatileTtl,
-        ]
-        .get(usize::from(v))
-        .copied()
-        .unwrap_or(Policy::NoEviction)
-    }
-
-    pub fn is_lfu(self) -> bool {
-        matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
-    }
-
-    fn volatile(self) -> bool {
-        matches!(
-            self,
-            Policy::VolatileLru
-                | Policy::VolatileLfu
-                | Policy::VolatileRandom
-                | Policy::VolatileTtl
-        )
-    }
-
-    fn random(self) -> bool {
-        matches!(self, Policy::AllKeysRandom | Policy::VolatileRandom)
-    }
-
-    /// How much a sampled key deserves eviction: higher goes first.
-    fn score(self, s: &Sample) -> u64 {
-        match self {
-            Policy::AllKeysLfu | Policy::VolatileLfu => 255 - u64::from(s.freq),
-            Policy::VolatileTtl => u64::MAX - s.expires_at_ms,
-            _ => s.idle_s,
-        }
-    }
-}
-
-/// The eviction settings, mirrored from the config for the hot path.
-#[derive(Default)]
-pub struct Limits {
-    /// `maxmemory` in bytes; 0 for no limit.
-    pub maxmemory: AtomicU64,
-    policy: AtomicU8,
-    samples: AtomicUsize,
-    tenacity: AtomicU64,
-}
-
-impl Limits {
-    #[inline]
-    pub fn maxmemory(&self) -> u64 {
-        self.maxmemory.load(Ordering::Relaxed)
-    }
-
-    pub fn policy(&self) -> Policy {
-        Policy::from_u8(self.policy.load(Ordering::Relaxed))
-    }
-}
-
-/// Copy the eviction directives into the config's hot values.
-pub(crate) fn refresh(config: &Config) {
-    let l = &config.ops.evict;
-    let policy = Policy::parse(&config.get("maxmemory-policy"));
-    l.maxmemory
-        .store(config.get_i64("maxmemory").max(0) as u64, Ordering::Relaxed);
-    l.policy.store(policy as u8, Ordering::Relaxed);
-    l.samples.store(
-        config.get_i64("maxmemory-samples").clamp(1, 64) as usize,
-        Ordering::Relaxed,
-    );
-    l.tenacity.store(
-        config.get_i64("maxmemory-eviction-tenacity").clamp(0, 100) as u64,
-        Ordering::Relaxed,
-    );
-    keel_store::access::set_lfu(
-        policy.is_lfu(),
-        config
-            .get_i64("lfu-log-factor")
-            .clamp(0, i64::from(u32::MAX)) as u32,
-        config
-            .get_i64("lfu-decay-time")
-            .clamp(0, i64::from(u32::MAX)) as u32,
-    );
-}
-
-/// One key the pool holds.
-#[derive(Clone, Debug)]
-struct Candidate {
-    score: u64,
-    db: usize,
-    key: keel_store::CompactBytes,
-}
-
-/// The best candidates seen so far, best last, at most [`POOL_SIZE`].
-#[derive(Default)]
-pub struct Pool {
-    items: Vec<Candidate>,
-}
-
-impl Pool {
-    /// Offer a key; it stays if it beats the worst one kept. A key already
-    /// held is updated rather than held twice.
-    fn offer(&mut self, score: u64, db: usize, key: &keel_store::CompactBytes) {
-        if let Some(i) = self
-            .items
-            .iter()
-            .position(|c| c.db == db && c.key.as_slice() == key.as_slice())
-        {
-            self.items.remove(i);
-        } else if self.items.len() == POOL_SIZE {
-            if self.items.first().is_some_and(|w| w.score >= score) {
-                return;
-            }
-            self.items.remove(0);
-        }
-        let at = self.items.partition_point(|c| c.score <= score);
-        self.items.insert(
-            at,
-            Candidate {
-                score,
-                db,
-                key: key.clone(),
-            },
-        );
-    }
-
-    fn pop_best(&mut self) -> Option<Candidate> {
-        self.items.pop()
-    }
-
-    fn clear(&mut self) {
-        self.items.clear();
-    }
-}
-
-/// The engine's eviction state.
-#[derive(Default)]
-pub struct Evictor {
-    pool: Mutex<Pool>,
-    /// The policy the pool was filled under (its scores mean nothing under another).
-    pool_policy: AtomicU8,
-    /// Evictions stopped for lack of time with memory still over the limit.
-    pub lagging: AtomicBool,
-    /// INFO stats `evicted_keys`.
-    pub evicted_keys: AtomicU64,
-    /// Since when (µs after start, plus one; 0 for not) memory has stayed
-    /// over the limit, and the total of past such periods.
-    exceeded_since_us: AtomicU64,
-    exceeded_total_us: AtomicU64,
-}
+pub(crate) mod state;
+use self::state::SHARDS_PER_ROUND;
+pub use self::state::{Evictor, Limits, Policy, Pool, OOM, POOL_SIZE};
 
 /// Bytes not counted against `maxmemory`; Keel's AOF buffer is written out
 /// by its own thread at once, so there is nothing to leave out.
@@ -273,7 +82,7 @@ pub(crate) fn refusal(engine: &Engine, session: &mut Session, spec: &CommandSpec
 /// CONFIG SET maxmemory: like Redis, start evicting down to the new limit
 /// at once rather than at the next command. Inside EXEC the transaction's
 /// shards are held, so this waits for the next command instead.
-pub fn maxmemory_changed(ctx: &crate::ctx::Ctx<'_>) {
+pub fn maxmemory_changed(ctx: &crate::kernel::Ctx<'_>) {
     // As in Redis, setting 0 does nothing more: not even closing the
     // eviction_exceeded_time period, which the next limit's check does.
     if ctx.engine.config.ops.evict.maxmemory() != 0 && ctx.guards.indices().is_empty() {

@@ -9,11 +9,12 @@
 
 use crate::args::Args;
 use crate::clock::Tick;
-use crate::ctx::{Ctx, Guards, Upgrade};
-use crate::engine::Engine;
+use crate::declare::{Flags, Keys};
 use crate::error::CmdError;
+use crate::guards::Guards;
+use crate::kernel::Engine;
+use crate::kernel::{Ctx, Upgrade};
 use crate::session::Session;
-use crate::spec::{Flags, Keys};
 use crate::stats::bump;
 use bytes::{Bytes, BytesMut};
 use keel_resp::Frame;
@@ -655,7 +656,7 @@ pub(crate) fn call_nested(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Frame {
 /// sample the latency monitor. A command that blocked is logged when it is
 /// served, with the time of the run that served it, not the time it waited.
 #[inline]
-fn after_command(ctx: &Ctx<'_>, spec: &crate::spec::CommandSpec, argv: &[Bytes], usec: u64) {
+fn after_command(ctx: &Ctx<'_>, spec: &crate::kernel::CommandSpec, argv: &[Bytes], usec: u64) {
     let engine = ctx.engine;
     let ops = &engine.config.ops;
     let slower = ops
@@ -704,7 +705,7 @@ fn after_command(ctx: &Ctx<'_>, spec: &crate::spec::CommandSpec, argv: &[Bytes],
 
 /// Errors counted outside a handler: a protocol error, a command refused before
 /// it ran.
-impl crate::engine::Engine {
+impl crate::kernel::Engine {
     /// Count an error reply sent outside command execution (a protocol
     /// error), as Redis counts every error reply in INFO errorstats.
     pub fn count_error_reply(&self, text: &[u8]) {

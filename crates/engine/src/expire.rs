@@ -8,7 +8,7 @@
 //! budget follows Redis's: a quarter of the cron period, scaled by
 //! `active-expire-effort`.
 
-use crate::engine::Engine;
+use crate::kernel::Engine;
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -12,213 +12,19 @@
 //! was sent), nor a command refused before it ran (unknown, arity, NOAUTH,
 //! queued by MULTI: queued commands are shown when EXEC runs them).
 
-use crate::ctx::Ctx;
-use crate::engine::Engine;
+use crate::declare::Flags;
 use crate::error::CmdError;
-use crate::session::{ClientHandle, Session};
-use crate::spec::{CommandSpec, Flags};
-use bytes::{Bytes, BytesMut};
-use parking_lot::Mutex;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use crate::kernel::CommandSpec;
+use crate::kernel::Ctx;
+use crate::kernel::Engine;
+use crate::session::Session;
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
 
-/// The monitoring clients.
-#[derive(Default)]
-pub struct Monitors {
-    count: AtomicUsize,
-    feeds: Mutex<Vec<Arc<MonitorFeed>>>,
-}
+pub use crate::client::{FeedReady, MonitorFeed};
 
-impl Monitors {
-    /// Whether any client monitors: the one check on the request path.
-    #[inline]
-    pub fn active(&self) -> bool {
-        self.count.load(Ordering::Relaxed) > 0
-    }
-
-    /// Register client `id` as a monitor.
-    pub fn add(&self, id: u64) -> Arc<MonitorFeed> {
-        self.add_feed(Arc::new(MonitorFeed::new(id)))
-    }
-
-    /// Register the client of `handle` as a monitor, its feed under the
-    /// client's output buffer limits.
-    pub fn add_client(&self, handle: &Arc<ClientHandle>) -> Arc<MonitorFeed> {
-        self.add_feed(Arc::new(MonitorFeed::for_client(handle)))
-    }
-
-    fn add_feed(&self, feed: Arc<MonitorFeed>) -> Arc<MonitorFeed> {
-        let mut feeds = self.feeds.lock();
-        feeds.push(feed.clone());
-        self.count.store(feeds.len(), Ordering::Relaxed);
-        feed
-    }
-
-    /// Stop feeding client `id` (RESET, disconnect).
-    pub fn remove(&self, id: u64) {
-        let mut feeds = self.feeds.lock();
-        feeds.retain(|f| {
-            if f.client_id == id {
-                f.close();
-            }
-            f.client_id != id
-        });
-        self.count.store(feeds.len(), Ordering::Relaxed);
-    }
-
-    /// Append one encoded line to every monitor.
-    fn push(&self, line: &[u8]) {
-        for f in self.feeds.lock().iter() {
-            f.push(line);
-        }
-    }
-}
-
-/// What one monitoring connection has not written yet.
-pub struct MonitorFeed {
-    client_id: u64,
-    state: Mutex<FeedState>,
-    /// The client fed, when its output buffer limits apply to the feed: a
-    /// push that takes it past them is dropped and the client closed.
-    /// Weak: the client's handle keeps its own push feed.
-    owner: Option<std::sync::Weak<ClientHandle>>,
-}
-
-#[derive(Default)]
-struct FeedState {
-    lines: BytesMut,
-    waker: Option<Waker>,
-    closed: bool,
-}
-
-impl MonitorFeed {
-    pub(crate) fn new(client_id: u64) -> MonitorFeed {
-        MonitorFeed {
-            client_id,
-            state: Mutex::new(FeedState::default()),
-            owner: None,
-        }
-    }
-
-    /// A feed for the client of `handle`, under its output buffer limits.
-    pub(crate) fn for_client(handle: &Arc<ClientHandle>) -> MonitorFeed {
-        MonitorFeed {
-            client_id: handle.id,
-            state: Mutex::new(FeedState::default()),
-            owner: Some(Arc::downgrade(handle)),
-        }
-    }
-
-    pub(crate) fn push(&self, line: &[u8]) {
-        let mut s = self.state.lock();
-        if s.closed {
-            return;
-        }
-        s.lines.extend_from_slice(line);
-        if let Some(h) = self.owner.as_ref().and_then(std::sync::Weak::upgrade) {
-            if !self.within_limits(&h, &mut s, line.len()) {
-                return;
-            }
-        }
-        if let Some(w) = s.waker.take() {
-            w.wake();
-        }
-    }
-
-    /// Account for what `s` queues for `h`; past its output buffer limits the
-    /// queue is dropped, nothing more is taken, and the client is closed,
-    /// whether or not its task is running.
-    fn within_limits(&self, h: &ClientHandle, s: &mut FeedState, added: usize) -> bool {
-        let queued = &h.bufs.output.queued;
-        queued.fetch_add(added, Ordering::Relaxed);
-        // A connection not stuck on its socket judges its limits itself when
-        // it writes what it takes; only one that is stuck needs the push to.
-        let small = s.lines.len() <= crate::outbuf::REPLY_CHUNK_BYTES;
-        let stuck = h.bufs.out_pending() > 0;
-        if small && !h.bufs.output.is_over() && !(stuck && crate::outbuf::limited(h)) {
-            return true;
-        }
-        let was_soft = crate::outbuf::soft_pending(h);
-        if !crate::outbuf::over_limit_on_push(h, crate::outbuf::pending_of(h)) {
-            if !was_soft && crate::outbuf::soft_pending(h) {
-                // This push took it past its soft limit: its connection, maybe
-                // waiting on a full socket with nothing else to wake it, must
-                // start counting the soft seconds.
-                h.wake();
-            }
-            return true;
-        }
-        s.closed = true;
-        queued.fetch_sub(s.lines.len(), Ordering::Relaxed);
-        s.lines = BytesMut::new();
-        h.kill();
-        false
-    }
-
-    fn close(&self) {
-        let mut s = self.state.lock();
-        s.closed = true;
-        self.unqueue(s.lines.len());
-        s.lines.clear();
-        if let Some(w) = s.waker.take() {
-            w.wake();
-        }
-    }
-
-    /// Move the pending lines to the end of `out`.
-    pub fn take_into(&self, out: &mut BytesMut) {
-        let mut s = self.state.lock();
-        out.extend_from_slice(&s.lines);
-        self.unqueue(s.lines.len());
-        s.lines.clear();
-    }
-
-    /// `n` queued bytes left the feed: the owner's count of queued pushes
-    /// (summed over its feeds) drops by as much.
-    fn unqueue(&self, n: usize) {
-        if let Some(h) = self.owner.as_ref().and_then(std::sync::Weak::upgrade) {
-            if n > 0 {
-                h.bufs.output.queued.fetch_sub(n, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Whether the feed was removed (RESET, disconnect): nothing more comes.
-    pub fn is_closed(&self) -> bool {
-        self.state.lock().closed
-    }
-
-    /// Resolves when lines are pending (or the feed was closed).
-    pub fn ready(&self) -> FeedReady<'_> {
-        FeedReady(self)
-    }
-}
-
-impl Drop for MonitorFeed {
-    fn drop(&mut self) {
-        let n = self.state.get_mut().lines.len();
-        self.unqueue(n);
-    }
-}
-
-/// See [`MonitorFeed::ready`].
-pub struct FeedReady<'a>(&'a MonitorFeed);
-
-impl Future for FeedReady<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut s = self.0.state.lock();
-        if s.closed || !s.lines.is_empty() {
-            return Poll::Ready(());
-        }
-        s.waker = Some(cx.waker().clone());
-        Poll::Pending
-    }
-}
+pub(crate) mod state;
+pub use self::state::Monitors;
 
 /// Feed the command that just ran in `ctx` to the monitors, unless Redis
 /// hides it. Called only when [`Monitors::active`].
@@ -341,6 +147,9 @@ pub fn redact(ctx: &mut Ctx<'_>, pos: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::ClientHandle;
+    use bytes::BytesMut;
+    use std::sync::Arc;
 
     fn line(argv: &[&[u8]], redacted: &[usize]) -> String {
         let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();

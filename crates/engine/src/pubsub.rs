@@ -12,69 +12,15 @@
 //! and PUBLISH reads two atomic counts of subscribed names instead of taking
 //! the registry's lock, so publishing to nobody costs what a GET does.
 
-use crate::monitor::MonitorFeed;
 use crate::session::{ClientHandle, Session};
 use bytes::{Bytes, BytesMut};
 use hashbrown::HashMap;
 use keel_resp::{encode, Frame, Protocol};
-use parking_lot::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-/// The three kinds of subscription.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    Channel,
-    Pattern,
-    Shard,
-}
-
-impl Kind {
-    fn index(self) -> usize {
-        match self {
-            Kind::Channel => 0,
-            Kind::Pattern => 1,
-            Kind::Shard => 2,
-        }
-    }
-}
-
-#[derive(Clone)]
-struct Receiver {
-    handle: Arc<ClientHandle>,
-    feed: Arc<MonitorFeed>,
-}
-
-/// Every subscription of every client.
-#[derive(Default)]
-pub struct PubSub {
-    inner: Mutex<[HashMap<Bytes, Vec<Receiver>>; 3]>,
-    /// How many names of each kind have subscribers: the registry's sizes,
-    /// stored under its lock after every change, read without it.
-    names: [AtomicUsize; 3],
-}
-
-/// One client's subscriptions and the feed its messages are queued on.
-pub struct Subscriptions {
-    pub feed: Arc<MonitorFeed>,
-    /// Channel, pattern and shard-channel names, in subscription order.
-    names: [Vec<Bytes>; 3],
-}
-
-impl Subscriptions {
-    pub fn count(&self, kind: Kind) -> usize {
-        self.names[kind.index()].len()
-    }
-
-    /// Channels and patterns: the count SUBSCRIBE and PSUBSCRIBE report.
-    pub fn plain(&self) -> usize {
-        self.count(Kind::Channel) + self.count(Kind::Pattern)
-    }
-
-    pub fn any(&self) -> bool {
-        self.names.iter().any(|n| !n.is_empty())
-    }
-}
+pub(crate) mod state;
+use self::state::Receiver;
+pub use self::state::{Kind, PubSub, Subscriptions};
 
 /// Whether `session` has any subscription (RESP2's subscribed mode).
 pub fn subscribed(session: &Session) -> bool {

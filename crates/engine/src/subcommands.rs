@@ -2,8 +2,8 @@
 //! container's own handler and the reply of their HELP subcommands.
 
 use crate::args::Args;
-use crate::ctx::Ctx;
 use crate::error::CmdError;
+use crate::kernel::Ctx;
 use keel_resp::Frame;
 
 /// The handler of a command that only groups subcommands (CLIENT, CONFIG,

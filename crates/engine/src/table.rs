@@ -1,54 +1,14 @@
 //! The command table: every group's specs gathered into one case-insensitive index.
 
-use crate::spec::{CommandSpec, Flags, Keys};
+use crate::declare::{Flags, Keys};
+pub use crate::kernel::CommandTable;
+use crate::kernel::{CommandSpec, ShortSlot};
 use hashbrown::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// One slot of the table of short names: the name as one word with every
-/// byte's 0x20 bit set (0 for an empty slot), the name in lowercase, the
-/// mask of 0x20 where it has a letter (see `CommandTable::exact`), its id.
-#[derive(Clone, Copy, Default)]
-struct ShortSlot {
-    key: u64,
-    lower: u64,
-    letters: u64,
-    id: u32,
-}
 
 /// A command whose spec names exactly one key, at a fixed position.
 fn reads_one_key(keys: Keys) -> bool {
     matches!(keys, Keys::Range { first, last, .. } if first == last && first > 0)
-}
-
-pub struct CommandTable {
-    by_name: HashMap<Vec<u8>, usize>,
-    /// Names of up to 8 bytes (nearly every command a client sends), as
-    /// `packed` below holds longer ones but in one word: the lookup is a
-    /// few loads, one multiply and one compare.
-    short: Box<[ShortSlot]>,
-    short_bits: u32,
-    /// Names of 9 to 16 bytes packed into a `u128` with every byte's 0x20 bit
-    /// set, in an open-addressed table: the lookup of nearly every command
-    /// is one multiply, one probe or two, and a check of the name.
-    packed: Box<[(u128, u32)]>,
-    /// Beside each slot of `packed`: its name in lowercase, unfolded, and a
-    /// mask of 0x20 where that name has a letter. A name typed in any case
-    /// matches when its bytes with those bits set equal the lowercase name,
-    /// which no byte the fold merely maps there does.
-    exact: Box<[(u128, u128)]>,
-    packed_bits: u32,
-    /// Every spec, top-level commands and subcommands; the index is the command id.
-    pub specs: Vec<&'static CommandSpec>,
-    /// For each id, the id of its parent container (or itself).
-    pub parent: Vec<usize>,
-    /// Number of top-level commands.
-    pub top_level: usize,
-    /// For each id, whether the command runs holding its shard shared: set
-    /// for read-only commands of one key, cleared the first time one asks for
-    /// its table to change (see `Upgrade::Always` in the executor).
-    shared: Box<[AtomicBool]>,
-    /// The groups the table was built from, for [`CommandTable::rebuilt`].
-    groups: Vec<&'static [&'static CommandSpec]>,
 }
 
 impl CommandTable {

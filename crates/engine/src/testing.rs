@@ -4,10 +4,11 @@
 //! `keel_server::testing` wraps this with every family).
 
 use crate::clock::ManualClock;
-use crate::engine::{Engine, EngineBuilder};
+use crate::engine::EngineBuilder;
 use crate::families::Families;
+use crate::kernel::CommandTable;
+use crate::kernel::Engine;
 use crate::session::Session;
-use crate::table::CommandTable;
 use bytes::Bytes;
 use keel_resp::Frame;
 use std::sync::Arc;
@@ -49,7 +50,7 @@ impl TestEngine {
             commands,
             families,
             clock: clock.clone(),
-            sink: sink.map(|r| r as Arc<dyn crate::engine::EffectSink>),
+            sink: sink.map(|r| r as Arc<dyn crate::kernel::EffectSink>),
             ..EngineBuilder::default()
         };
         b.config
@@ -173,7 +174,7 @@ pub fn error(s: &str) -> Frame {
 #[derive(Default)]
 pub struct Recorder(parking_lot::Mutex<Vec<(usize, Vec<String>)>>);
 
-impl crate::engine::EffectSink for Recorder {
+impl crate::kernel::EffectSink for Recorder {
     fn append(&self, db: usize, argv: &[Bytes]) {
         let argv = argv
             .iter()

@@ -18,102 +18,23 @@
 //! Cost when no client tracks and the table is empty: one relaxed load per
 //! command ([`Tracking::active`]).
 
-use crate::ctx::Ctx;
-use crate::engine::Engine;
+use crate::declare::{Flags, Group};
 use crate::error::CmdError;
+use crate::kernel::CommandSpec;
+use crate::kernel::Ctx;
+use crate::kernel::Engine;
 use crate::session::{ClientHandle, Session};
-use crate::spec::{CommandSpec, Flags, Group};
 use bytes::{BufMut, Bytes, BytesMut};
 use hashbrown::HashMap;
 use keel_resp::Frame;
-use parking_lot::{Mutex, RwLock};
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use parking_lot::Mutex;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-/// Tracking is on.
-pub const ON: u8 = 1;
-/// Broadcasting mode: every change under the client's prefixes.
-pub const BCAST: u8 = 2;
-/// Only keys read right after CLIENT CACHING YES are tracked.
-pub const OPTIN: u8 = 4;
-/// Keys read right after CLIENT CACHING NO are not tracked.
-pub const OPTOUT: u8 = 8;
-/// No invalidation for the client's own writes.
-pub const NOLOOP: u8 = 16;
-/// CLIENT CACHING was given for the next command (session only).
-pub const CACHING: u8 = 32;
-/// The redirect target is gone (registry and CLIENT LIST only).
-pub const BROKEN: u8 = 64;
-
-/// Stripes of the tracking table: as many as the keyspace has shards by
-/// default, so a command's stripes are as uncontended as its shards.
-const STRIPES: usize = 64;
-
-/// One tracking client as the registry knows it.
-struct Tracker {
-    handle: Arc<ClientHandle>,
-    redirect: u64,
-    /// `ON`..`NOLOOP`, and `BROKEN` once a delivery found the target gone.
-    flags: AtomicU8,
-    prefixes: BTreeSet<Bytes>,
-}
-
-impl Tracker {
-    fn flags(&self) -> u8 {
-        self.flags.load(Ordering::Relaxed)
-    }
-}
-
-/// Key -> the clients that read it since it last changed.
-type Stripe = HashMap<Bytes, Vec<u64>>;
-
-#[derive(Default)]
-struct Bcast {
-    /// BCAST prefix -> the clients registered for it.
-    prefixes: BTreeMap<Bytes, Vec<u64>>,
-    /// BCAST prefix -> keys changed under it since the last broadcast, each
-    /// with the client that changed it last (0: the server).
-    pending: BTreeMap<Bytes, BTreeMap<Bytes, u64>>,
-}
-
-/// Every tracking client and the keys they read.
-pub struct Tracking {
-    /// Some client tracks or some key is remembered.
-    live: AtomicBool,
-    /// Some client broadcasts.
-    bcast_any: AtomicBool,
-    /// Changed keys wait to be broadcast.
-    pending: AtomicBool,
-    /// Keys in the table, and client ids summed over them (INFO).
-    keys: AtomicUsize,
-    items: AtomicUsize,
-    stripes: Box<[Mutex<Stripe>]>,
-    clients: RwLock<HashMap<u64, Tracker>>,
-    bcast: Mutex<Bcast>,
-}
-
-impl Default for Tracking {
-    fn default() -> Self {
-        Tracking {
-            live: AtomicBool::new(false),
-            bcast_any: AtomicBool::new(false),
-            pending: AtomicBool::new(false),
-            keys: AtomicUsize::new(0),
-            items: AtomicUsize::new(0),
-            stripes: (0..STRIPES).map(|_| Mutex::default()).collect(),
-            clients: RwLock::default(),
-            bcast: Mutex::default(),
-        }
-    }
-}
-
-/// What an invalidation message carries.
-enum Payload<'a> {
-    Keys(&'a [Bytes]),
-    /// FLUSHDB/FLUSHALL: a null, in the tracking client's protocol.
-    Flush,
-}
+pub(crate) mod state;
+use self::state::{Bcast, Payload, Stripe, Tracker, STRIPES};
+pub use self::state::{Tracking, BCAST, BROKEN, CACHING, NOLOOP, ON, OPTIN, OPTOUT};
 
 impl Tracking {
     /// Whether any client tracks or any key is remembered: the one check on

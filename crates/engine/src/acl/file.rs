@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 /// Parse an ACL file's text into users; `Err` is Redis's message naming the
 /// file and line.
 pub fn parse_acl_file(
-    engine: &crate::engine::Engine,
+    engine: &crate::kernel::Engine,
     path: &str,
     text: &str,
 ) -> Result<BTreeMap<String, UserState>, String> {
@@ -65,7 +65,7 @@ pub fn parse_acl_file(
 }
 
 /// Load the ACL file at `path`, replacing every user (all or nothing).
-pub fn load_file(engine: &crate::engine::Engine, path: &str) -> Result<(), String> {
+pub fn load_file(engine: &crate::kernel::Engine, path: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("Error loading ACLs, opening file '{path}': {e}"))?;
     let users = parse_acl_file(engine, path, &text)?;

@@ -5,7 +5,7 @@
 //! 7.0 does: start from `+@all` or `-@all`, add each category that more than
 //! half matches, then list single commands that still differ.
 
-use super::{CommandInfo, Denied};
+use super::info::{CommandInfo, Denied};
 use bytes::Bytes;
 use keel_store::glob::glob_match;
 use sha2::{Digest, Sha256};
@@ -169,10 +169,7 @@ impl Selector {
         }
         // SORT's STORE destination has a key spec nobody can follow; Redis
         // finds it with SORT's own key search, which Keel's spec uses too.
-        let finder = match info.table().specs.get(id).map(|s| s.keys) {
-            Some(crate::spec::Keys::Find(crate::spec::KeyFinder(f))) => Some(f),
-            _ => None,
-        };
+        let finder = info.finder(id);
         if let Some(find) = finder.filter(|_| {
             specs
                 .iter()
@@ -284,7 +281,7 @@ impl Selector {
                     // `+get|` is malformed, `-get|` names nothing (Redis's texts).
                     Some([]) => return Err(if on { SYNTAX } else { UNKNOWN }),
                     Some(sub) => {
-                        if table.specs[id].subcommands.is_empty() {
+                        if !table.has_subcommands(id) {
                             self.allow_first_arg(id, sub, on)?;
                         } else {
                             let Some(sid) = table.lookup_sub(id, sub) else {

@@ -2,7 +2,7 @@
 //! tables, or the AOF's files in manifest order, whose commands run through
 //! the one execution path like any client's.
 
-use crate::engine::Engine;
+use crate::kernel::Engine;
 use crate::session::{ClientHandle, Session};
 use bytes::Bytes;
 use keel_persist::aof::{detect_file_format, AofItem, BaseFormat, CommandReader, Manifest};

@@ -8,8 +8,8 @@
 //! SAVE (and DEBUG RELOAD, SHUTDOWN) writes with every lock held, as Redis's
 //! SAVE blocks; BGSAVE and BGREWRITEAOF write on a background thread.
 
-use crate::ctx::Ctx;
-use crate::engine::Engine;
+use crate::kernel::Ctx;
+use crate::kernel::Engine;
 use keel_persist::rdb::{RdbWriter, WriteOptions};
 use keel_store::{Shard, Value};
 use std::fs::File;
@@ -22,17 +22,7 @@ use std::time::Instant;
 /// Entries written per lock hold by a background job.
 const CHUNK: usize = 256;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobKind {
-    Bgsave,
-    Rewrite,
-}
-
-pub struct Job {
-    pub kind: JobKind,
-    pub gen: u64,
-    pub started: Instant,
-}
+pub use super::state::{Job, JobKind};
 
 /// Receives one entry of the image: key, value, absolute expiry.
 pub type Emit<'a> = keel_store::keyspace::SnapshotEmit<'a>;

@@ -11,7 +11,7 @@
 //! holding `Scripting::token` waits for as long as it takes; another gives up
 //! after a short wait with an error, so two of them cannot wait for each other.
 
-use crate::engine::Engine;
+use crate::kernel::Engine;
 use keel_store::ShardGuard;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! locks it holds, whether it wrote, and whether it must stop.
 
 use super::Busy;
-use crate::ctx::Ctx;
+use crate::declare::Flags;
 use crate::error::CmdError;
-use crate::spec::Flags;
+use crate::kernel::Ctx;
 use bytes::Bytes;
 use keel_resp::{Frame, Protocol};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -509,7 +509,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
             let class = parse_client_type(args.next_arg()?)?;
             all_clients(ctx)
                 .into_iter()
-                .filter(|h| keel_engine::outbuf::class_of(h) == class)
+                .filter(|h| keel_engine::client::class_of(h) == class)
                 .collect()
         }
         Some(opt) if is(opt, "ID") && args.remaining() >= 1 => {
@@ -583,7 +583,7 @@ impl KillFilter<'_> {
             && self.user.is_none_or(|u| h.user.lock().as_bytes() == u)
             && self
                 .class
-                .is_none_or(|c| keel_engine::outbuf::class_of(h) == c)
+                .is_none_or(|c| keel_engine::client::class_of(h) == c)
     }
 }
 

@@ -955,10 +955,10 @@ async fn write_replies<S: Conn>(
         }
         BufferStats::set(&bufs.out_pending, wbuf.len() - done);
         BufferStats::set(&bufs.out_cap, wbuf.capacity());
-        if keel_engine::outbuf::over_limit(handle, keel_engine::outbuf::pending_of(handle)) {
+        if keel_engine::client::over_limit(handle, keel_engine::client::pending_of(handle)) {
             return Ok(false);
         }
-        let soft = keel_engine::outbuf::soft_pending(handle);
+        let soft = keel_engine::client::soft_pending(handle);
         tokio::select! {
             biased;
             r = std::future::poll_fn(|cx| stream.poll_wait_write(cx, &wbuf[done..])) => done += r?,
@@ -1488,7 +1488,7 @@ fn process_batch(
     }
     // Past this many reply bytes the output buffer limits and the flush
     // threshold are looked at: one comparison per reply otherwise.
-    let check_at = if keel_engine::outbuf::limited(&session.handle) {
+    let check_at = if keel_engine::client::limited(&session.handle) {
         keel_engine::outbuf::REPLY_CHUNK_BYTES
     } else {
         FLUSH_FLOOR
@@ -1566,11 +1566,11 @@ fn run_pending(
 /// commands until they are written past the flush threshold.
 fn output_full(handle: &ClientHandle, wbuf: &mut BytesMut) -> Option<Batch> {
     let queued = handle.bufs.output.queued.load(Ordering::Relaxed);
-    if keel_engine::outbuf::over_limit(handle, wbuf.len() + queued) {
+    if keel_engine::client::over_limit(handle, wbuf.len() + queued) {
         wbuf.clear();
         return Some(Batch::Close);
     }
-    let full = wbuf.len() >= keel_engine::outbuf::flush_threshold(handle, FLUSH_FLOOR);
+    let full = wbuf.len() >= keel_engine::client::flush_threshold(handle, FLUSH_FLOOR);
     handle.bufs.output.hold(full);
     full.then_some(Batch::Full)
 }
