@@ -23,7 +23,8 @@ bench:
 
 # Debian's redis-server and redis-tools (for redis-benchmark and comparisons), openssl
 # (certificates for the TLS tests),
-# a JDK and Maven (for the Jedis tests) and redis-py in a local virtualenv.
+# a JDK and Maven (for the Jedis tests), gcc (the disk-fault shim of tests/faults) and
+# redis-py in a local virtualenv.
 deps:
 	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
@@ -40,6 +41,10 @@ deps:
 	@if ! command -v valgrind >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind; \
+	fi
+	@if ! command -v gcc >/dev/null; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gcc libc6-dev; \
 	fi
 	@if [ ! -x $(PY) ]; then \
 		python3 -m venv $(VENV) || { rm -rf $(VENV); $(SUDO) apt-get update -qq && \

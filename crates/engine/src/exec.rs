@@ -179,14 +179,10 @@ impl Engine {
             let e = crate::evict::refusal(self, session, spec);
             return (self.rejected(argv, Some(id), e), Vec::new());
         }
-        if spec.flags.contains(Flags::WRITE)
-            && self.persist.writes_refused.load(Ordering::Relaxed)
-            && session.multi.is_none()
-        {
-            return (
-                self.rejected(argv, Some(id), CmdError::Other(MISCONF.into())),
-                Vec::new(),
-            );
+        if crate::persistence::disk_failing(self) {
+            if let Some(e) = crate::persistence::refusal(self, session, spec) {
+                return (self.rejected(argv, Some(id), e), Vec::new());
+            }
         }
         if self.pause.active() && crate::pause::holds(self, session, spec, tick.now_ms()) {
             session.handle.last_cmd.store(id, Ordering::Relaxed);
@@ -571,14 +567,6 @@ fn drain_expired_found(ctx: &mut Ctx<'_>, at: usize) {
         ctx.effects.splice(at..at, lazy);
     }
 }
-
-/// Redis's refusal of writes after a failed background save.
-pub(crate) const MISCONF: &str =
-    "MISCONF Redis is configured to save RDB snapshots, but it's currently \
-    unable to persist to disk. Commands that may modify the data set are disabled, because this \
-    instance is configured to report errors during writes if RDB snapshotting fails \
-    (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB \
-    error.";
 
 /// Flush what a top-level command produced: effects to the sink (locks still
 /// held) and hit/miss counters.

@@ -21,9 +21,9 @@ use bytes::Bytes;
 use keel_persist::aof::{encode_command, AofFile, Manifest};
 use parking_lot::{Condvar, Mutex};
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,12 @@ pub struct AofStats {
     pub current_size: AtomicU64,
     pub base_size: AtomicU64,
     pub last_write_ok: AtomicBool,
+    /// The OS error of the last failed write (`last_write_ok` false).
+    pub write_errno: AtomicI32,
+    /// The last fsync under `everysec` or `no` failed, with this OS error;
+    /// cleared by the next one that succeeds.
+    pub fsync_failed: AtomicBool,
+    pub fsync_errno: AtomicI32,
     pub delayed_fsync: AtomicU64,
     pub pending_fsync: AtomicU64,
 }
@@ -100,6 +106,8 @@ pub struct Aof {
     pub files: Mutex<AofFiles>,
     pub stats: AofStats,
     pub timestamps: AtomicBool,
+    /// `Out::backlog`'s length, for INFO without the lock.
+    backlog_len: AtomicU64,
 }
 
 /// The incremental file being written, shared by the thread and the
@@ -109,6 +117,15 @@ struct Out {
     file: Option<Arc<File>>,
     /// The buffer handed back to `Pending` after a write, to keep its capacity.
     spare: Vec<u8>,
+    /// What a failed write left unwritten (a full or failing disk under
+    /// `everysec` or `no`): written before anything newer, retried until the
+    /// disk takes it. The file always ends where a whole buffer ended.
+    backlog: Vec<u8>,
+    /// The file's length after its last complete write: a short write is cut
+    /// back to it, so no command is left half in the file.
+    len: u64,
+    /// When a write error was last logged (they are logged every 30 s).
+    logged: Option<Instant>,
 }
 
 /// Where the AOF lives and what its manifest says.
@@ -165,6 +182,7 @@ impl Default for Aof {
             }),
             stats: AofStats::default(),
             timestamps: AtomicBool::new(false),
+            backlog_len: AtomicU64::new(0),
         }
     }
 }
@@ -226,6 +244,33 @@ impl Aof {
         self.appended
             .load(Ordering::Acquire)
             .saturating_sub(self.written.load(Ordering::Acquire))
+            + self.backlog_len.load(Ordering::Relaxed)
+    }
+
+    /// Redis's refusal while the AOF cannot be written or fsynced: writes
+    /// (and PING) get it until the disk takes what is pending again.
+    pub fn refusal(&self) -> Option<String> {
+        if !self.on() {
+            return None;
+        }
+        let errno = if !self.stats.last_write_ok.load(Ordering::Relaxed) {
+            self.stats.write_errno.load(Ordering::Relaxed)
+        } else if self.stats.fsync_failed.load(Ordering::Relaxed) {
+            self.stats.fsync_errno.load(Ordering::Relaxed)
+        } else {
+            return None;
+        };
+        Some(format!(
+            "MISCONF Errors writing to the AOF file: {}",
+            strerror(errno)
+        ))
+    }
+
+    /// Whether writing or fsyncing the AOF fails now (one or two relaxed loads).
+    #[inline]
+    pub fn failing(&self) -> bool {
+        !self.stats.last_write_ok.load(Ordering::Relaxed)
+            || self.stats.fsync_failed.load(Ordering::Relaxed)
     }
 
     /// Whether a reply covering position `seq` must wait for the thread's
@@ -275,19 +320,23 @@ impl Aof {
         let mut rest: &[u8] = &data;
         if let Some((at, newfile)) = switch {
             let cut = (at.saturating_sub(start) as usize).min(rest.len());
-            if let Some(f) = out.file.as_ref() {
-                self.write_out(f, &rest[..cut]);
-                let _ = f.sync_data();
+            if out.file.is_some() {
+                self.write_out(out, &rest[..cut]);
+                if let Some(f) = out.file.as_ref() {
+                    let _ = f.sync_data();
+                }
             }
             rest = &rest[cut..];
+            // What the old file could not take goes first in the new one:
+            // the files are read in order, and the old one ends where a
+            // whole buffer ended.
+            out.len = newfile.metadata().map_or(0, |m| m.len());
             out.file = Some(Arc::new(newfile));
             self.unsynced.store(false, Ordering::Relaxed);
         }
-        if let Some(f) = out.file.as_ref() {
-            if !rest.is_empty() {
-                self.write_out(f, rest);
-                self.unsynced.store(true, Ordering::Relaxed);
-            }
+        if out.file.is_some() && (!rest.is_empty() || !out.backlog.is_empty()) {
+            self.write_out(out, rest);
+            self.unsynced.store(true, Ordering::Relaxed);
         }
         self.written.fetch_max(end, Ordering::AcqRel);
         data.clear();
@@ -367,6 +416,38 @@ impl Aof {
         self.notify();
     }
 
+    /// Account for an fsync's outcome. Under `always` a failure ends the
+    /// process (the policy cannot be kept); otherwise writes are refused
+    /// until an fsync succeeds again, retried at the next second.
+    fn fsynced(&self, result: std::io::Result<()>, policy: u8) {
+        match result {
+            Ok(()) => {
+                if self.stats.fsync_failed.swap(false, Ordering::Relaxed) {
+                    crate::logging::log_warning(
+                        "AOF fsync error looks solved, Redis can write again.",
+                    );
+                }
+            }
+            Err(e) => {
+                let why = strerror_of(&e);
+                if policy == FSYNC_ALWAYS {
+                    crate::logging::log_warning(&format!(
+                        "Can't persist append only file to disk. fsync: {why}"
+                    ));
+                    std::process::exit(1);
+                }
+                if !self.stats.fsync_failed.swap(true, Ordering::Relaxed) {
+                    crate::logging::log_warning(&format!(
+                        "Error trying to fsync the AOF file: {why}"
+                    ));
+                }
+                let errno = e.raw_os_error().unwrap_or(5);
+                self.stats.fsync_errno.store(errno, Ordering::Relaxed);
+                self.unsynced.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     fn notify(&self) {
         if let Some(f) = self.on_durable.get() {
             f();
@@ -382,6 +463,13 @@ impl Aof {
             let (group, stop) = {
                 let mut p = self.pending.lock();
                 while p.buf.is_empty() && p.switch.is_none() && !p.stop {
+                    if self.backlog_len.load(Ordering::Relaxed) > 0 {
+                        // A failed write waits in the backlog: try it again
+                        // every 100 ms, so writes resume soon after the disk
+                        // has room again.
+                        self.wake.wait_for(&mut p, Duration::from_millis(100));
+                        break;
+                    }
                     let policy = self.policy.load(Ordering::Relaxed);
                     let unsynced = self.unsynced.load(Ordering::Relaxed);
                     if unsynced && policy == FSYNC_EVERYSEC {
@@ -438,11 +526,7 @@ impl Aof {
                     let synced = f.sync_data();
                     last_fsync = t.elapsed();
                     last_group = if policy == FSYNC_ALWAYS { group } else { 0 };
-                    if let Err(e) = synced {
-                        crate::logging::log_warning(&format!(
-                            "Can't persist the append only file to disk (fsync): {e}"
-                        ));
-                    }
+                    self.fsynced(synced, policy);
                 }
                 last_sync = Instant::now();
             } else {
@@ -456,33 +540,113 @@ impl Aof {
         }
     }
 
-    fn write_out(&self, f: &File, bytes: &[u8]) {
-        let mut tries = 0;
-        loop {
-            match (&*f).write_all(bytes) {
-                Ok(()) => {
-                    self.stats.last_write_ok.store(true, Ordering::Relaxed);
-                    self.stats
-                        .current_size
-                        .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                    return;
-                }
-                Err(e) => {
-                    self.stats.last_write_ok.store(false, Ordering::Relaxed);
-                    if self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
-                        crate::logging::log_warning(&format!(
-                            "Can't recover from AOF write error when the AOF fsync policy is \
-                             'always' ({e}). Exiting..."
-                        ));
-                        std::process::exit(1);
-                    }
-                    tries += 1;
-                    if tries % 100 == 1 {
-                        crate::logging::log_warning(&format!("Error writing to the AOF file: {e}"));
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
+    /// Write `bytes` after whatever a failed write left. Under `always` a
+    /// failure ends the process, as Redis ends it: the policy cannot be kept.
+    /// Otherwise the unwritten bytes stay in the backlog, the status says
+    /// why, and the next write or the writer thread's retry tries again.
+    fn write_out(&self, out: &mut Out, bytes: &[u8]) {
+        let Some(f) = out.file.clone() else {
+            return;
+        };
+        let retrying = !out.backlog.is_empty();
+        if retrying {
+            out.backlog.extend_from_slice(bytes);
+        }
+        let data: &[u8] = if retrying { &out.backlog } else { bytes };
+        let (done, err) = write_all_or_count(&f, data);
+        let Some(e) = err else {
+            out.len += done as u64;
+            self.stats
+                .current_size
+                .fetch_add(done as u64, Ordering::Relaxed);
+            if retrying {
+                out.backlog.clear();
+                self.backlog_len.store(0, Ordering::Relaxed);
+                crate::logging::log_warning("AOF write error looks solved, Redis can write again.");
+            }
+            self.stats.last_write_ok.store(true, Ordering::Relaxed);
+            return;
+        };
+        let mut kept = done;
+        if done > 0 {
+            // Cut the partial write back, so the file ends at a whole buffer;
+            // if that fails too, what reached the file stays counted.
+            // The file may not be in append mode: write on from its end.
+            if f.set_len(out.len).is_ok() && (&*f).seek(SeekFrom::Start(out.len)).is_ok() {
+                kept = 0;
+            } else {
+                out.len += done as u64;
+                self.stats
+                    .current_size
+                    .fetch_add(done as u64, Ordering::Relaxed);
             }
         }
+        let why = if done > 0 {
+            format!(
+                "Short write while writing to the AOF file: (nwritten={done}, expected={})",
+                data.len()
+            )
+        } else {
+            format!("Error writing to the AOF file: {}", strerror_of(&e))
+        };
+        if self.policy.load(Ordering::Relaxed) == FSYNC_ALWAYS {
+            crate::logging::log_warning(&why);
+            crate::logging::log_warning(
+                "Can't recover from AOF write error when the AOF fsync policy is 'always'. \
+                 Exiting...",
+            );
+            std::process::exit(1);
+        }
+        if out
+            .logged
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(30))
+        {
+            crate::logging::log_warning(&why);
+            out.logged = Some(Instant::now());
+        }
+        let errno = e.raw_os_error().unwrap_or(libc_enospc());
+        self.stats.write_errno.store(errno, Ordering::Relaxed);
+        self.stats.last_write_ok.store(false, Ordering::Relaxed);
+        if retrying {
+            out.backlog.drain(..kept);
+        } else {
+            out.backlog.extend_from_slice(&bytes[kept..]);
+        }
+        self.backlog_len
+            .store(out.backlog.len() as u64, Ordering::Relaxed);
+    }
+}
+
+/// Write all of `data`, retrying interrupted and short writes; on an error,
+/// how much was written before it and the error.
+fn write_all_or_count(mut f: &File, data: &[u8]) -> (usize, Option<std::io::Error>) {
+    let mut done = 0;
+    while done < data.len() {
+        match f.write(&data[done..]) {
+            Ok(0) => return (done, Some(std::io::Error::from_raw_os_error(libc_enospc()))),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (done, Some(e)),
+        }
+    }
+    (done, None)
+}
+
+/// ENOSPC, what a write that takes nothing means.
+const fn libc_enospc() -> i32 {
+    28
+}
+
+/// The C library's text for an OS error number, without Rust's suffix.
+pub fn strerror(errno: i32) -> String {
+    strerror_of(&std::io::Error::from_raw_os_error(errno))
+}
+
+/// An I/O error as the C library words it, without Rust's "(os error N)".
+pub fn strerror_of(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(at) => s[..at].to_string(),
+        None => s,
     }
 }

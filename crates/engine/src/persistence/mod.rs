@@ -179,3 +179,67 @@ pub fn prepare_shutdown(engine: &crate::Engine, save: bool) -> Result<(), String
     }
     Ok(())
 }
+
+/// Redis's refusal of writes after a failed background save.
+pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently \
+    unable to persist to disk. Commands that may modify the data set are disabled, because this \
+    instance is configured to report errors during writes if RDB snapshotting fails \
+    (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB \
+    error.";
+
+/// Whether the disk fails so that Redis would refuse writes now: a failed
+/// background save under `stop-writes-on-bgsave-error`, or an AOF that
+/// cannot be written or fsynced. Two relaxed loads.
+#[inline]
+pub fn disk_failing(engine: &crate::kernel::Engine) -> bool {
+    engine.persist.writes_refused.load(Ordering::Relaxed) || engine.persist.aof.failing()
+}
+
+/// The error Redis gives while the disk fails, the RDB's first.
+pub fn disk_error(engine: &crate::kernel::Engine) -> Option<String> {
+    if engine.persist.writes_refused.load(Ordering::Relaxed) {
+        return Some(MISCONF.to_string());
+    }
+    engine.persist.aof.refusal()
+}
+
+/// Redis's refusal of `spec` while the disk fails: every write command, an
+/// EXEC whose transaction queued one, and PING. Inside MULTI a refused
+/// command makes EXEC abort; a refused EXEC discards the transaction with
+/// EXECABORT naming the reason. Called only when [`disk_failing`].
+pub(crate) fn refusal(
+    engine: &crate::kernel::Engine,
+    session: &mut crate::session::Session,
+    spec: &crate::kernel::CommandSpec,
+) -> Option<crate::error::CmdError> {
+    use crate::declare::Flags;
+    use crate::error::CmdError;
+    let write = spec.flags.contains(Flags::WRITE)
+        || (spec.name == "EXEC"
+            && session.multi.as_ref().is_some_and(|queue| {
+                queue.iter().any(|argv| {
+                    engine
+                        .resolve(argv)
+                        .is_ok_and(|id| engine.commands.specs[id].flags.contains(Flags::WRITE))
+                })
+            }));
+    if !write && spec.name != "PING" {
+        return None;
+    }
+    let text = disk_error(engine)?;
+    if session.multi.is_none() {
+        return Some(CmdError::msg(text));
+    }
+    if spec.name != "EXEC" {
+        session.multi_error = true;
+        return Some(CmdError::msg(text));
+    }
+    session.multi = None;
+    session.multi_error = false;
+    session.handle.in_multi.store(false, Ordering::Relaxed);
+    session.handle.multi_queued.store(0, Ordering::Relaxed);
+    engine.watches.unwatch_all(session);
+    Some(CmdError::msg(format!(
+        "EXECABORT Transaction discarded because of: {text}"
+    )))
+}

@@ -289,7 +289,12 @@ fn finish_rdb(
             .unwrap_or_default()
     };
     let r = written
-        .map_err(|e| format!("Write error saving DB on disk: {e}"))
+        .map_err(|e| {
+            format!(
+                "Write error saving DB on disk: {}",
+                super::aof::strerror_of(&e)
+            )
+        })
         .and_then(|()| {
             std::fs::rename(tmp, &dest).map_err(|e| {
                 format!(
@@ -655,6 +660,15 @@ pub fn cron(engine: &Engine) {
     let last = engine.last_save_s.load(Ordering::Relaxed);
     let retry_ok = p.stats.rdb_last_bgsave_ok.load(Ordering::Relaxed)
         || now_s.saturating_sub(p.stats.last_bgsave_try_s.load(Ordering::Relaxed)) >= 5;
+    // Writes are refused until a save succeeds: rather than wait for the
+    // next save point, which may be an hour away (Redis waits), try again
+    // every second, so writes resume soon after the disk has room again.
+    if p.writes_refused.load(Ordering::Relaxed)
+        && now_s.saturating_sub(p.stats.last_bgsave_try_s.load(Ordering::Relaxed)) >= 1
+    {
+        let _ = start_bgsave(engine, Locks::Take);
+        return;
+    }
     let points = engine.config.get("save");
     let words: Vec<u64> = points
         .split_whitespace()

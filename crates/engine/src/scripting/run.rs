@@ -206,8 +206,10 @@ impl<'c, 'a> ScriptRun<'c, 'a> {
             if self.read_only {
                 return Frame::error(READONLY);
             }
-            if engine.persist.writes_refused.load(Ordering::Relaxed) {
-                return Frame::error(crate::exec::MISCONF);
+            if crate::persistence::disk_failing(engine) {
+                if let Some(text) = crate::persistence::disk_error(engine) {
+                    return Frame::error(text);
+                }
             }
         }
         // Redis refuses a command that may grow memory while memory is over

@@ -1,0 +1,161 @@
+/*
+ * faultfs: an LD_PRELOAD shim that makes a server's disk fail on command.
+ *
+ * Loaded into keel-server or redis-server by the fault tests. It wraps
+ * write, writev, pwrite, fsync and fdatasync; for a descriptor whose file
+ * lies under the watched directory it can
+ *
+ *   - fail writes with a chosen errno (ENOSPC, EIO, ...),
+ *   - fail fsync/fdatasync with a chosen errno,
+ *   - make every fsync/fdatasync take a chosen number of microseconds,
+ *   - log, after each successful fsync/fdatasync, the file's path and length
+ *     ("sync <path> <len>"), and each directory fsync ("dirsync <path>"),
+ *     so a test can cut files back to what was synced (a power cut).
+ *
+ * Control is a small file mapped shared (FAULTFS_CTL names it); the test
+ * changes the fields while the server runs. Layout, native-endian int32s:
+ *
+ *   offset 0   write_errno    0: writes pass through
+ *   offset 4   fsync_errno    0: fsyncs pass through
+ *   offset 8   fsync_delay_us added to every fsync/fdatasync
+ *   offset 12  log_syncs      1: append sync records to FAULTFS_LOG
+ *   offset 16  dir            NUL-terminated path prefix (240 bytes max)
+ *
+ * Nothing is touched while every field is 0, beyond one load per call.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+struct control {
+    volatile int write_errno;
+    volatile int fsync_errno;
+    volatile int fsync_delay_us;
+    volatile int log_syncs;
+    char dir[240];
+};
+
+static struct control *ctl;
+static int log_fd = -1;
+
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
+static int (*real_fsync)(int);
+static int (*real_fdatasync)(int);
+
+__attribute__((constructor)) static void faultfs_init(void) {
+    real_write = dlsym(RTLD_NEXT, "write");
+    real_writev = dlsym(RTLD_NEXT, "writev");
+    real_pwrite = dlsym(RTLD_NEXT, "pwrite");
+    real_fsync = dlsym(RTLD_NEXT, "fsync");
+    real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
+    const char *path = getenv("FAULTFS_CTL");
+    if (path) {
+        int fd = open(path, O_RDWR);
+        if (fd >= 0) {
+            void *p = mmap(NULL, sizeof(struct control), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED) ctl = p;
+            close(fd);
+        }
+    }
+    const char *logp = getenv("FAULTFS_LOG");
+    if (logp) log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+/* Whether any fault or log is asked for at all. */
+static int armed(void) {
+    return ctl && (ctl->write_errno || ctl->fsync_errno || ctl->fsync_delay_us || ctl->log_syncs);
+}
+
+/* The path of fd, into buf; 0 when it cannot be told. */
+static int path_of(int fd, char *buf, size_t len) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, buf, len - 1);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    return 1;
+}
+
+/* Whether fd is a file under the watched directory. */
+static int watched(int fd, char *buf, size_t len) {
+    if (!ctl || !ctl->dir[0] || !path_of(fd, buf, len)) return 0;
+    return strncmp(buf, ctl->dir, strnlen(ctl->dir, sizeof ctl->dir)) == 0;
+}
+
+static int failing_write(int fd) {
+    if (!ctl || !ctl->write_errno) return 0;
+    char p[PATH_MAX];
+    return watched(fd, p, sizeof p);
+}
+
+ssize_t write(int fd, const void *buf, size_t n) {
+    if (fd > 2 && failing_write(fd)) {
+        errno = ctl->write_errno;
+        return -1;
+    }
+    return real_write(fd, buf, n);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+    if (fd > 2 && failing_write(fd)) {
+        errno = ctl->write_errno;
+        return -1;
+    }
+    return real_writev(fd, iov, cnt);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+    if (fd > 2 && failing_write(fd)) {
+        errno = ctl->write_errno;
+        return -1;
+    }
+    return real_pwrite(fd, buf, n, off);
+}
+
+static void log_sync(int fd, const char *path) {
+    if (log_fd < 0 || !ctl->log_syncs) return;
+    struct stat st;
+    if (fstat(fd, &st) != 0) return;
+    char line[PATH_MAX + 64];
+    int n;
+    if (S_ISDIR(st.st_mode))
+        n = snprintf(line, sizeof line, "dirsync %s\n", path);
+    else
+        n = snprintf(line, sizeof line, "sync %s %lld\n", path, (long long)st.st_size);
+    if (n > 0) real_write(log_fd, line, (size_t)n);
+}
+
+static int around_sync(int fd, int (*real)(int)) {
+    if (!armed()) return real(fd);
+    char p[PATH_MAX];
+    if (!watched(fd, p, sizeof p)) return real(fd);
+    if (ctl->fsync_delay_us) {
+        struct timespec ts = {ctl->fsync_delay_us / 1000000, (ctl->fsync_delay_us % 1000000) * 1000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+    }
+    if (ctl->fsync_errno) {
+        errno = ctl->fsync_errno;
+        return -1;
+    }
+    int r = real(fd);
+    if (r == 0) log_sync(fd, p);
+    return r;
+}
+
+int fsync(int fd) { return around_sync(fd, real_fsync); }
+
+int fdatasync(int fd) { return around_sync(fd, real_fdatasync); }

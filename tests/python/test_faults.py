@@ -1,0 +1,408 @@
+"""Disk faults met as Redis meets them: each scenario runs against Debian's
+redis-server and keel-server side by side and expects the same observable
+behaviour (replies, INFO, recovery, nothing acknowledged lost).
+
+A full disk is a tmpfs of a fixed size (the tests mount one, so they need
+root; without it they skip and say why). Other faults come from the
+`tests/faults/faultfs.c` shim, built here with the system compiler and
+loaded with LD_PRELOAD: it fails writes or fsyncs of files under a directory
+with a chosen errno while the server runs.
+"""
+
+import contextlib
+import mmap
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+
+from conftest import BINARY, REDIS_SERVER, free_port
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHIM_SRC = os.path.join(ROOT, "tests", "faults", "faultfs.c")
+ENOSPC_TEXT = "MISCONF Errors writing to the AOF file: No space left on device"
+EIO_TEXT = "MISCONF Errors writing to the AOF file: Input/output error"
+EIO = 5
+
+SERVERS = ["redis", "keel"]
+
+
+@contextlib.contextmanager
+def tmpfs(size):
+    """A tmpfs of `size` bytes mounted on a fresh directory."""
+    d = tempfile.mkdtemp(prefix="keel-faults-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", d],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(d)
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {r.stderr.strip()}")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", d], capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    """The faultfs shim, compiled for this run."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to build the faultfs shim")
+    out = str(tmp_path_factory.mktemp("faultfs") / "faultfs.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", out, SHIM_SRC, "-ldl"], check=True)
+    return out
+
+
+class Control:
+    """The shim's shared control block (see faultfs.c for the layout)."""
+
+    def __init__(self, path, watched_dir):
+        with open(path, "wb") as f:
+            f.write(b"\0" * 256)
+        self.f = open(path, "r+b")
+        self.m = mmap.mmap(self.f.fileno(), 256)
+        d = os.path.realpath(watched_dir).encode() + b"/"
+        self.m[16:16 + len(d)] = d
+
+    def set(self, write_errno=None, fsync_errno=None, fsync_delay_us=None):
+        for off, v in ((0, write_errno), (4, fsync_errno), (8, fsync_delay_us)):
+            if v is not None:
+                self.m[off:off + 4] = struct.pack("=i", v)
+
+    def close(self):
+        self.m.close()
+        self.f.close()
+
+
+class Proc:
+    """redis-server or keel-server with its data in `d`, logging to a file."""
+
+    def __init__(self, kind, d, *args, env=None):
+        self.kind, self.dir, self.port = kind, d, free_port()
+        self.log = os.path.join(tempfile.mkdtemp(prefix="keel-faults-log-"), "server.log")
+        exe = REDIS_SERVER if kind == "redis" else BINARY
+        self.args = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", d,
+                     "--logfile", self.log, *args]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, **(env or {})})
+        self.r = redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True,
+                             socket_timeout=10)
+        deadline = time.time() + 10
+        while True:
+            try:
+                self.r.ping()
+                return
+            except redis.ConnectionError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"{kind} did not start:\n{self.log_text()}")
+                time.sleep(0.02)
+            except redis.ResponseError:
+                return
+
+    def log_text(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.r.close()
+
+
+def attempt(r, *args):
+    try:
+        return r.execute_command(*args)
+    except redis.ResponseError as e:
+        return f"ERR:{e}"
+
+
+def fill_until_refused(r, limit=20000):
+    """SET 1 KB values until a write is refused: (acknowledged keys, error)."""
+    acked = []
+    for i in range(limit):
+        try:
+            r.set(f"k{i}", "v" * 1000)
+            acked.append(f"k{i}")
+        except redis.ResponseError as e:
+            return acked, str(e)
+    return acked, None
+
+
+def wait_writable(r, seconds):
+    """Seconds until a SET is accepted again, or None."""
+    t = time.time()
+    while time.time() - t < seconds:
+        try:
+            r.set("after", "1")
+            return time.time() - t
+        except redis.ResponseError:
+            time.sleep(0.02)
+    return None
+
+
+def observed_while_failing(r):
+    """What a client sees while the AOF cannot be written."""
+    seen = {
+        "ping": attempt(r, "PING"),
+        "get": attempt(r, "GET", "k0") is not None,
+        "del": attempt(r, "DEL", "k1"),
+        "incr": attempt(r, "INCR", "n"),
+        "publish": attempt(r, "PUBLISH", "c", "m"),
+        "eval_read": attempt(r, "EVAL", "return redis.call('get','k0') ~= nil and 1 or 0", "0"),
+        "eval_ro": attempt(r, "EVAL_RO", "return 1", "0"),
+        "aof_last_write_status": r.info("persistence")["aof_last_write_status"],
+    }
+    w = attempt(r, "EVAL", "return redis.call('set','x','1')", "0")
+    seen["eval_write"] = w.split(" script:")[0]
+    # A write queued in MULTI is refused and makes EXEC abort.
+    seen["multi"] = attempt(r, "MULTI")
+    seen["multi_set"] = attempt(r, "SET", "a", "1")
+    seen["multi_get"] = attempt(r, "GET", "a")
+    seen["exec"] = attempt(r, "EXEC")
+    return seen
+
+
+@pytest.mark.parametrize("policy", ["everysec", "no"])
+def test_full_disk_refuses_writes_serves_reads_and_recovers(policy):
+    results = {}
+    for kind in SERVERS:
+        with tmpfs("4m") as d:
+            ballast = os.path.join(d, "ballast")
+            with open(ballast, "wb") as f:
+                f.write(b"x" * (1 << 20))
+            s = Proc(kind, d, "--appendonly", "yes", "--appendfsync", policy, "--save", "")
+            try:
+                acked, first = fill_until_refused(s.r)
+                dbsize = s.r.dbsize()
+                seen = observed_while_failing(s.r)
+                os.remove(ballast)
+                recovered = wait_writable(s.r, 5)
+                status = s.r.info("persistence")["aof_last_write_status"]
+            finally:
+                s.stop()
+            log = s.log_text()
+            # Restart from the same files: every acknowledged write is there.
+            s = Proc(kind, d, "--appendonly", "yes", "--save", "")
+            try:
+                present = sum(s.r.exists(*acked[i:i + 500]) for i in range(0, len(acked), 500))
+                after = s.r.get("after")
+            finally:
+                s.stop()
+            results[kind] = dict(first=first, dbsize_is_acked=dbsize == len(acked), seen=seen,
+                                 recovered=recovered, status=status, lost=len(acked) - present,
+                                 after=after, log=log)
+    for kind, res in results.items():
+        assert res["first"] == ENOSPC_TEXT, kind
+        assert res["dbsize_is_acked"], kind
+        assert res["recovered"] is not None and res["recovered"] < 2.0, (kind, res["recovered"])
+        assert res["status"] == "ok", kind
+        assert res["lost"] == 0, kind
+        assert res["after"] == "1", kind
+        assert "Error writing to the AOF file: No space left on device" in res["log"] or \
+            "Short write while writing to the AOF file" in res["log"], kind
+    assert results["keel"]["seen"] == results["redis"]["seen"]
+    seen = results["keel"]["seen"]
+    assert seen["ping"] == "ERR:" + ENOSPC_TEXT
+    assert seen["get"] is True
+    assert seen["aof_last_write_status"] == "err"
+    assert seen["multi_set"] == "ERR:" + ENOSPC_TEXT
+    assert seen["exec"] == "ERR:Transaction discarded because of previous errors."
+
+
+def run_with_shim(kind, shim, d, policy, fault, *extra):
+    ctl = Control(os.path.join(d, "..", f"ctl-{kind}-{os.getpid()}"), d)
+    s = Proc(kind, d, "--appendonly", "yes", "--appendfsync", policy, "--save", "", *extra,
+             env={"LD_PRELOAD": shim, "FAULTFS_CTL": ctl.m and ctl.f.name})
+    return s, ctl
+
+
+@pytest.mark.parametrize("policy", ["everysec", "no"])
+def test_eio_on_write_refuses_writes_until_the_disk_works(shim, policy, tmp_path):
+    results = {}
+    for kind in SERVERS:
+        d = str(tmp_path / kind)
+        os.makedirs(d)
+        s, ctl = run_with_shim(kind, shim, d, policy, "write")
+        try:
+            assert s.r.set("before", "1")
+            ctl.set(write_errno=EIO)
+            first = attempt(s.r, "SET", "k", "v")
+            if first is True:  # the failing write was this one's; the next sees it
+                first = attempt(s.r, "SET", "k2", "v")
+            ping = attempt(s.r, "PING")
+            read = attempt(s.r, "GET", "before")
+            status = s.r.info("persistence")["aof_last_write_status"]
+            ctl.set(write_errno=0)
+            recovered = wait_writable(s.r, 5)
+        finally:
+            s.stop()
+            ctl.close()
+        results[kind] = (first, ping, read, status, recovered is not None and recovered < 2.0)
+    assert results["keel"] == results["redis"]
+    assert results["keel"] == ("ERR:" + EIO_TEXT, "ERR:" + EIO_TEXT, "1", "err", True)
+
+
+def test_write_error_under_always_exits(shim, tmp_path):
+    codes = {}
+    for kind in SERVERS:
+        d = str(tmp_path / kind)
+        os.makedirs(d)
+        s, ctl = run_with_shim(kind, shim, d, "always", "write")
+        try:
+            assert s.r.set("before", "1")
+            ctl.set(write_errno=EIO)
+            with pytest.raises(redis.ConnectionError):
+                s.r.set("k", "v")
+            codes[kind] = s.proc.wait(timeout=10)
+            assert "Can't recover from AOF write error when the AOF fsync policy is 'always'" \
+                in s.log_text(), kind
+        finally:
+            s.stop()
+            ctl.close()
+    assert codes == {"redis": 1, "keel": 1}
+
+
+def test_fsync_error_under_always_exits(shim, tmp_path):
+    codes = {}
+    for kind in SERVERS:
+        d = str(tmp_path / kind)
+        os.makedirs(d)
+        s, ctl = run_with_shim(kind, shim, d, "always", "fsync")
+        try:
+            assert s.r.set("before", "1")
+            ctl.set(fsync_errno=EIO)
+            with pytest.raises(redis.ConnectionError):
+                s.r.set("k", "v")
+            codes[kind] = s.proc.wait(timeout=10)
+        finally:
+            s.stop()
+            ctl.close()
+    assert codes == {"redis": 1, "keel": 1}
+
+
+def test_fsync_error_under_everysec_refuses_writes_until_one_succeeds(shim, tmp_path):
+    results = {}
+    for kind in SERVERS:
+        d = str(tmp_path / kind)
+        os.makedirs(d)
+        s, ctl = run_with_shim(kind, shim, d, "everysec", "fsync")
+        try:
+            ctl.set(fsync_errno=EIO)
+            refused = None
+            deadline = time.time() + 5
+            i = 0
+            while time.time() < deadline:
+                got = attempt(s.r, "SET", f"k{i}", "v")
+                i += 1
+                if got is not True:
+                    refused = got
+                    break
+                time.sleep(0.05)
+            ping = attempt(s.r, "PING")
+            read = attempt(s.r, "GET", "k0")
+            ctl.set(fsync_errno=0)
+            recovered = wait_writable(s.r, 10 if kind == "redis" else 5)
+        finally:
+            s.stop()
+            ctl.close()
+        results[kind] = (refused, ping, read, recovered)
+    assert results["keel"][:3] == results["redis"][:3]
+    assert results["keel"][:3] == ("ERR:" + EIO_TEXT, "ERR:" + EIO_TEXT, "v")
+    # Redis 7.0 tries no fsync while it refuses every write, so it stays
+    # refusing after the disk recovers; Keel retries the fsync each second.
+    assert results["redis"][3] is None
+    assert results["keel"][3] is not None and results["keel"][3] < 2.5
+
+
+RDB_MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+               "persist to disk. Commands that may modify the data set are disabled, because this "
+               "instance is configured to report errors during writes if RDB snapshotting fails "
+               "(stop-writes-on-bgsave-error option). Please check the Redis logs for details "
+               "about the RDB error.")
+
+
+def fill_disk(d):
+    """Take every free byte of the tmpfs at `d` with a file; returns its path."""
+    ballast = os.path.join(d, "ballast")
+    with open(ballast, "wb") as f:
+        try:
+            while True:
+                f.write(b"x" * (1 << 16))
+                f.flush()
+        except OSError:
+            pass
+    return ballast
+
+
+def wait_info(r, field, value, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if str(r.info("persistence")[field]) == value:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_snapshot_rewrite_and_shutdown_on_a_full_disk():
+    results = {}
+    for kind in SERVERS:
+        with tmpfs("4m") as d:
+            s = Proc(kind, d, "--appendonly", "no", "--save", "3600 1")
+            try:
+                for i in range(1000):
+                    s.r.set(f"k{i}", os.urandom(500).hex())
+                ballast = fill_disk(d)
+                res = {"bgsave": attempt(s.r, "BGSAVE")}
+                res["bgsave_failed"] = wait_info(s.r, "rdb_last_bgsave_status", "err", 5)
+                res["set"] = attempt(s.r, "SET", "x", "1")
+                res["ping"] = attempt(s.r, "PING")
+                res["get"] = attempt(s.r, "GET", "k0") is not None
+                res["save"] = attempt(s.r, "SAVE")
+                res["config_set"] = attempt(s.r, "CONFIG", "SET", "appendonly", "yes")
+                res["rewrite_failed"] = wait_info(s.r, "aof_last_bgrewrite_status", "err", 5)
+                aofdir = os.path.join(d, "appendonlydir")
+                # Nothing half-written is left where a start would take it.
+                res["files"] = sorted(f for f in os.listdir(d) if f != "appendonlydir")
+                res["manifest"] = os.path.exists(os.path.join(aofdir, "appendonly.aof.manifest"))
+                res["shutdown"] = attempt(s.r, "SHUTDOWN")
+                res["alive"] = s.proc.poll() is None
+                os.remove(ballast)
+                res["writable_after"] = wait_writable(s.r, 3)
+                res["rewrite_recovered"] = wait_info(s.r, "aof_last_bgrewrite_status", "ok", 7)
+            finally:
+                s.stop()
+            res["log"] = s.log_text()
+            results[kind] = res
+    for kind, res in results.items():
+        assert res["bgsave"] is True and res["bgsave_failed"], kind
+        assert res["set"] == "ERR:" + RDB_MISCONF, kind
+        assert res["ping"] == "ERR:" + RDB_MISCONF, kind
+        assert res["get"], kind
+        assert res["save"] == "ERR:", kind
+        assert res["config_set"] == "OK" and res["rewrite_failed"], kind
+        assert res["files"] == ["ballast"], kind
+        assert not res["manifest"], kind
+        assert res["shutdown"] == "ERR:Errors trying to SHUTDOWN. Check logs.", kind
+        assert res["alive"], kind
+        assert "Write error saving DB on disk" in res["log"], kind
+    # Redis waits for its next save point (an hour here) before it saves again,
+    # so it keeps refusing writes; Keel retries the save every second.
+    assert results["redis"]["writable_after"] is None
+    assert results["keel"]["writable_after"] is not None
+    assert results["keel"]["writable_after"] < 2.0
+    # Redis retries a rewrite that failed three times after a minute; Keel after 5 s.
+    assert results["keel"]["rewrite_recovered"]
