@@ -8,9 +8,11 @@
  *   - fail writes with a chosen errno (ENOSPC, EIO, ...),
  *   - fail fsync/fdatasync with a chosen errno,
  *   - make every fsync/fdatasync take a chosen number of microseconds,
- *   - log, after each successful fsync/fdatasync, the file's path and length
- *     ("sync <path> <len>"), and each directory fsync ("dirsync <path>"),
- *     so a test can cut files back to what was synced (a power cut).
+ *   - log, after each successful fsync/fdatasync, the file's path and the
+ *     length it had when the call began ("sync <path> <len>": what the call
+ *     guarantees is on disk), each directory fsync ("dirsync <path>") and
+ *     each rename ("rename <old> <new>"), so a test can cut files back to
+ *     what was synced (a power cut).
  *
  * Control is a small file mapped shared (FAULTFS_CTL names it); the test
  * changes the fields while the server runs. Layout, native-endian int32s:
@@ -54,6 +56,7 @@ static ssize_t (*real_writev)(int, const struct iovec *, int);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
+static int (*real_rename)(const char *, const char *);
 
 __attribute__((constructor)) static void faultfs_init(void) {
     real_write = dlsym(RTLD_NEXT, "write");
@@ -61,6 +64,7 @@ __attribute__((constructor)) static void faultfs_init(void) {
     real_pwrite = dlsym(RTLD_NEXT, "pwrite");
     real_fsync = dlsym(RTLD_NEXT, "fsync");
     real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
+    real_rename = dlsym(RTLD_NEXT, "rename");
     const char *path = getenv("FAULTFS_CTL");
     if (path) {
         int fd = open(path, O_RDWR);
@@ -125,23 +129,55 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
     return real_pwrite(fd, buf, n, off);
 }
 
-static void log_sync(int fd, const char *path) {
+static void log_line(const char *line, int n) {
+    if (n > 0 && log_fd >= 0) real_write(log_fd, line, (size_t)n);
+}
+
+/* Record a successful sync of `path`: a directory, or a file whose first
+ * `size` bytes (its length when the sync began) are now on disk. */
+static void log_sync(const char *path, int is_dir, long long size) {
     if (log_fd < 0 || !ctl->log_syncs) return;
-    struct stat st;
-    if (fstat(fd, &st) != 0) return;
     char line[PATH_MAX + 64];
-    int n;
-    if (S_ISDIR(st.st_mode))
-        n = snprintf(line, sizeof line, "dirsync %s\n", path);
-    else
-        n = snprintf(line, sizeof line, "sync %s %lld\n", path, (long long)st.st_size);
-    if (n > 0) real_write(log_fd, line, (size_t)n);
+    int n = is_dir ? snprintf(line, sizeof line, "dirsync %s\n", path)
+                   : snprintf(line, sizeof line, "sync %s %lld\n", path, size);
+    log_line(line, n);
+}
+
+int rename(const char *from, const char *to) {
+    int r = real_rename(from, to);
+    if (r == 0 && log_fd >= 0 && ctl && ctl->log_syncs) {
+        char a[PATH_MAX], b[PATH_MAX], line[2 * PATH_MAX + 16];
+        if (realpath(to, b)) {
+            const char *slash = strrchr(from, '/');
+            /* `from` is gone: resolve its directory, then add its name. */
+            if (slash) {
+                char dir[PATH_MAX];
+                size_t len = (size_t)(slash - from);
+                if (len >= sizeof dir) len = sizeof dir - 1;
+                memcpy(dir, from, len);
+                dir[len] = 0;
+                if (!realpath(len ? dir : "/", a)) snprintf(a, sizeof a, "%s", from);
+                else {
+                    size_t al = strlen(a);
+                    snprintf(a + al, sizeof a - al, "%s", slash);
+                }
+            } else {
+                char cwd[PATH_MAX];
+                if (getcwd(cwd, sizeof cwd)) snprintf(a, sizeof a, "%s/%s", cwd, from);
+                else snprintf(a, sizeof a, "%s", from);
+            }
+            log_line(line, snprintf(line, sizeof line, "rename %s %s\n", a, b));
+        }
+    }
+    return r;
 }
 
 static int around_sync(int fd, int (*real)(int)) {
     if (!armed()) return real(fd);
     char p[PATH_MAX];
     if (!watched(fd, p, sizeof p)) return real(fd);
+    struct stat st;
+    int known = fstat(fd, &st) == 0;
     if (ctl->fsync_delay_us) {
         struct timespec ts = {ctl->fsync_delay_us / 1000000, (ctl->fsync_delay_us % 1000000) * 1000L};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -152,7 +188,7 @@ static int around_sync(int fd, int (*real)(int)) {
         return -1;
     }
     int r = real(fd);
-    if (r == 0) log_sync(fd, p);
+    if (r == 0 && known) log_sync(p, S_ISDIR(st.st_mode), (long long)st.st_size);
     return r;
 }
 
