@@ -581,3 +581,79 @@ def test_maxmemory_noeviction_flood_refuses_writes_and_serves_reads(tmp_path):
     assert results["keel"]["get"] is True and results["keel"]["del"] == 1
     assert results["keel"]["exec"].startswith("ERR:")
     assert results["keel"]["after_delete"] is True
+
+
+def _incr(d):
+    aofdir = os.path.join(d, "appendonlydir")
+    return os.path.join(aofdir, next(f for f in os.listdir(aofdir) if ".incr." in f))
+
+
+def _base(d):
+    aofdir = os.path.join(d, "appendonlydir")
+    return os.path.join(aofdir, next(f for f in os.listdir(aofdir) if ".base." in f))
+
+
+def _flip(path):
+    b = bytearray(open(path, "rb").read())
+    b[len(b) // 2] ^= 0x01
+    open(path, "wb").write(bytes(b))
+
+
+def _newer(path):
+    b = bytearray(open(path, "rb").read())
+    b[5:9] = b"0012"
+    open(path, "wb").write(bytes(b))
+
+
+DAMAGE = {
+    # name: (AOF on, damage, what a start does: True loads, False refuses)
+    "manifest names a missing file": (True, lambda d: os.remove(_incr(d)), False),
+    "empty incremental file": (True, lambda d: open(_incr(d), "w").close(), True),
+    "empty base file": (True, lambda d: open(_base(d), "w").close(), True),
+    "empty manifest": (True, lambda d: open(os.path.join(d, "appendonlydir",
+                                                         "appendonly.aof.manifest"), "w").close(),
+                       False),
+    "garbage inside the AOF": (True, lambda d: open(_incr(d), "r+b").write(b"!!garbage"), False),
+    "empty RDB": (False, lambda d: open(os.path.join(d, "dump.rdb"), "w").close(), False),
+    "RDB from a newer format": (False, lambda d: _newer(os.path.join(d, "dump.rdb")), False),
+    "flipped byte in the RDB": (False, lambda d: _flip(os.path.join(d, "dump.rdb")), False),
+}
+
+
+def starts(kind, d, *args):
+    """Whether a server on `d` comes up (True) or exits refusing (False), and its log."""
+    s = None
+    try:
+        s = Proc(kind, d, "--save", "", *args)
+        return True, s.log_text()
+    except RuntimeError as e:
+        return False, str(e)
+    finally:
+        if s is not None:
+            s.stop()
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damaged_files_at_start_up_get_redis_choice_and_a_clear_message(tmp_path, damage):
+    aof, hurt, loads = DAMAGE[damage]
+    onoff = "yes" if aof else "no"
+    verdicts = {}
+    for kind in SERVERS:
+        d = str(tmp_path / kind)
+        os.makedirs(d)
+        s = Proc(kind, d, "--save", "", "--appendonly", onoff)
+        try:
+            for i in range(20):
+                s.r.set(f"k{i}", f"v{i}")
+            if aof:
+                time.sleep(1.1)  # the everysec fsync
+            else:
+                s.r.save()
+        finally:
+            s.stop()
+        hurt(d)
+        verdicts[kind], log = starts(kind, d, "--appendonly", onoff)
+        if kind == "keel" and not verdicts[kind]:
+            # The refusal names the file it could not take.
+            assert "appendonly.aof" in log or "dump.rdb" in log, log
+    assert verdicts == {"redis": loads, "keel": loads}

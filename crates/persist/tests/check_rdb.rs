@@ -163,3 +163,43 @@ fn damaged_function_libraries_are_reported_as_redis_check_rdb_does() {
         let _ = std::fs::remove_file(p);
     }
 }
+
+/// The line after `--- RDB ERROR DETECTED ---`: where and why.
+fn error_line(out: &str) -> Option<&str> {
+    let mut lines = out.lines();
+    lines.find(|l| l.contains("RDB ERROR DETECTED"))?;
+    lines.next()
+}
+
+#[test]
+fn damaged_headers_are_reported_in_redis_check_rdbs_words() {
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("empty", b"", "[offset 0] Unexpected EOF reading RDB file"),
+        (
+            "short",
+            b"REDIS00",
+            "[offset 0] Unexpected EOF reading RDB file",
+        ),
+        (
+            "newer",
+            b"REDIS0012\xfe\x00\xff",
+            "[offset 9] Can't handle RDB format version 12",
+        ),
+        (
+            "signature",
+            b"RODIS0010\xff",
+            "[offset 9] Wrong signature trying to load DB from file",
+        ),
+    ];
+    for (name, data, want) in cases {
+        let p = scratch(name, data);
+        let (ok, out) = check(KEEL, &p).expect("runs");
+        assert!(!ok, "{name}: {out}");
+        assert_eq!(error_line(&out), Some(want), "{name}: {out}");
+        if let Some((redis_ok, redis_out)) = check("redis-check-rdb", &p) {
+            assert!(!redis_ok, "{name}: {redis_out}");
+            assert_eq!(error_line(&redis_out), Some(want), "{name}: {redis_out}");
+        }
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -168,8 +168,9 @@ pub fn load_aof(engine: &Engine) -> Result<Option<(Manifest, Loaded)>, String> {
         let path = dir.join(&f.name);
         let size = std::fs::metadata(&path).map(|m| m.len()).map_err(|e| {
             format!(
-                "The AOF file {} doesn't exist or can't be read: {e}",
-                path.display()
+                "The AOF file {} doesn't exist or can't be read: {}",
+                path.display(),
+                super::aof::strerror_of(&e)
             )
         })?;
         if size > 0 {

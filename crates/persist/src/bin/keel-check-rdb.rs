@@ -79,7 +79,16 @@ fn main() -> ExitCode {
     };
     let mut reader = match RdbReader::new(&data) {
         Ok(r) => r,
-        Err(e) => return fail(e.offset, &e.kind.to_string(), None, &c),
+        Err(e) => {
+            // redis-check-rdb reads the whole 9-byte header before it
+            // judges the signature, and reports where it then stands.
+            let at = if e.kind == keel_persist::rdb::RdbErrorKind::BadMagic {
+                data.len().min(9)
+            } else {
+                e.offset
+            };
+            return fail(at, &e.kind.to_string(), None, &c);
+        }
     };
     let limits = CompactLimits::default();
     let mut aux_shown = 0;

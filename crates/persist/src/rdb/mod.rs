@@ -80,13 +80,13 @@ pub enum RdbItem {
 /// What went wrong, without where.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum RdbErrorKind {
-    #[error("not an RDB file (bad magic)")]
+    #[error("Wrong signature trying to load DB from file")]
     BadMagic,
-    #[error("unsupported RDB version {0}")]
+    #[error("Can't handle RDB format version {0}")]
     BadVersion(u32),
-    #[error("unexpected end of input")]
+    #[error("Unexpected EOF reading RDB file")]
     Truncated,
-    #[error("unknown value type or opcode {0}")]
+    #[error("Invalid object type: {0}")]
     UnknownType(u8),
     #[error("unsupported value type {0}")]
     Unsupported(u8),

@@ -767,6 +767,14 @@ impl<'a> RdbReader<'a> {
     /// Checks the `REDIS` magic and the four-digit version.
     pub fn new(data: &'a [u8]) -> Result<Self, RdbError> {
         let mut c = Cursor::new(data, 0, true);
+        // As Redis: a file too short for its header ended early; a header
+        // that is not `REDIS` is a wrong signature.
+        if data.len() < 9 && b"REDIS".starts_with(&data[..data.len().min(5)]) {
+            return Err(RdbError {
+                offset: 0,
+                kind: RdbErrorKind::Truncated,
+            });
+        }
         let magic = c.take(5).map_err(|_| RdbError {
             offset: 0,
             kind: RdbErrorKind::BadMagic,
@@ -788,7 +796,7 @@ impl<'a> RdbReader<'a> {
             })?;
         if version == 0 || version > MAX_VERSION {
             return Err(RdbError {
-                offset: 5,
+                offset: 9,
                 kind: RdbErrorKind::BadVersion(version),
             });
         }
