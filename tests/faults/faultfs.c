@@ -21,7 +21,14 @@
  *   offset 4   fsync_errno    0: fsyncs pass through
  *   offset 8   fsync_delay_us added to every fsync/fdatasync
  *   offset 12  log_syncs      1: append sync records to FAULTFS_LOG
- *   offset 16  dir            NUL-terminated path prefix (240 bytes max)
+ *   offset 16  dir            NUL-terminated path prefix (224 bytes max)
+ *   offset 240 kill_at        0: off; else the process group is killed
+ *                             (SIGKILL) just before its kill_at-th file
+ *                             operation (write, fsync, rename, unlink)
+ *                             under the directory, counted from when the
+ *                             field was set
+ *   offset 244 ops            the operations counted so far (the test
+ *                             zeroes it when it sets kill_at)
  *
  * Nothing is touched while every field is 0, beyond one load per call.
  */
@@ -33,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -45,7 +53,10 @@ struct control {
     volatile int fsync_errno;
     volatile int fsync_delay_us;
     volatile int log_syncs;
-    char dir[240];
+    char dir[224];
+    volatile int kill_at;
+    volatile int ops;
+    char pad[8];
 };
 
 static struct control *ctl;
@@ -80,7 +91,16 @@ __attribute__((constructor)) static void faultfs_init(void) {
 
 /* Whether any fault or log is asked for at all. */
 static int armed(void) {
-    return ctl && (ctl->write_errno || ctl->fsync_errno || ctl->fsync_delay_us || ctl->log_syncs);
+    return ctl && (ctl->write_errno || ctl->fsync_errno || ctl->fsync_delay_us || ctl->log_syncs ||
+                   ctl->kill_at);
+}
+
+/* Count one file operation under the directory; die before the chosen one.
+ * The whole process group goes, so a server's forked child dies with it. */
+static void step(void) {
+    if (!ctl || !ctl->kill_at) return;
+    int n = __atomic_add_fetch(&ctl->ops, 1, __ATOMIC_SEQ_CST);
+    if (n >= ctl->kill_at) kill(0, SIGKILL);
 }
 
 /* The path of fd, into buf; 0 when it cannot be told. */
@@ -100,9 +120,11 @@ static int watched(int fd, char *buf, size_t len) {
 }
 
 static int failing_write(int fd) {
-    if (!ctl || !ctl->write_errno) return 0;
+    if (!ctl || (!ctl->write_errno && !ctl->kill_at)) return 0;
     char p[PATH_MAX];
-    return watched(fd, p, sizeof p);
+    if (!watched(fd, p, sizeof p)) return 0;
+    step();
+    return ctl->write_errno != 0;
 }
 
 ssize_t write(int fd, const void *buf, size_t n) {
@@ -143,7 +165,39 @@ static void log_sync(const char *path, int is_dir, long long size) {
     log_line(line, n);
 }
 
+/* Whether `path` (which may not exist yet) lies under the directory. */
+static int path_watched(const char *path) {
+    if (!ctl || !ctl->dir[0]) return 0;
+    char full[PATH_MAX];
+    if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
+    else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) return 0;
+        snprintf(full, sizeof full, "%.2000s/%.2000s", cwd, path);
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", full);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    char real[PATH_MAX];
+    if (!realpath(dir[0] ? dir : "/", real)) return 0;
+    size_t rl = strlen(real);
+    if (rl + 1 < sizeof real) {
+        real[rl] = '/';
+        real[rl + 1] = 0;
+    }
+    return strncmp(real, ctl->dir, strnlen(ctl->dir, sizeof ctl->dir)) == 0;
+}
+
+int unlink(const char *path) {
+    static int (*real_unlink)(const char *);
+    if (!real_unlink) real_unlink = dlsym(RTLD_NEXT, "unlink");
+    if (ctl && ctl->kill_at && path_watched(path)) step();
+    return real_unlink(path);
+}
+
 int rename(const char *from, const char *to) {
+    if (ctl && ctl->kill_at && path_watched(to)) step();
     int r = real_rename(from, to);
     if (r == 0 && log_fd >= 0 && ctl && ctl->log_syncs) {
         char a[PATH_MAX], b[PATH_MAX], line[2 * PATH_MAX + 16];
@@ -176,6 +230,7 @@ static int around_sync(int fd, int (*real)(int)) {
     if (!armed()) return real(fd);
     char p[PATH_MAX];
     if (!watched(fd, p, sizeof p)) return real(fd);
+    step();
     struct stat st;
     int known = fstat(fd, &st) == 0;
     if (ctl->fsync_delay_us) {

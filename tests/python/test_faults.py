@@ -68,7 +68,17 @@ class Control:
         self.f = open(path, "r+b")
         self.m = mmap.mmap(self.f.fileno(), 256)
         d = os.path.realpath(watched_dir).encode() + b"/"
+        assert len(d) < 224, d
         self.m[16:16 + len(d)] = d
+
+    def kill_at(self, n):
+        """Kill the server's process group just before its n-th file
+        operation from now."""
+        self.m[244:248] = struct.pack("=i", 0)
+        self.m[240:244] = struct.pack("=i", n)
+
+    def ops(self):
+        return struct.unpack("=i", self.m[244:248])[0]
 
     def set(self, write_errno=None, fsync_errno=None, fsync_delay_us=None):
         for off, v in ((0, write_errno), (4, fsync_errno), (8, fsync_delay_us)):
@@ -89,8 +99,9 @@ class Proc:
         exe = REDIS_SERVER if kind == "redis" else BINARY
         self.args = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", d,
                      "--logfile", self.log, *args]
+        # A session of its own: the shim may kill the server's process group.
         self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={**os.environ, **(env or {})})
+                                     env={**os.environ, **(env or {})}, start_new_session=True)
         self.r = redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True,
                              socket_timeout=10)
         deadline = time.time() + 10
@@ -657,3 +668,82 @@ def test_damaged_files_at_start_up_get_redis_choice_and_a_clear_message(tmp_path
             # The refusal names the file it could not take.
             assert "appendonly.aof" in log or "dump.rdb" in log, log
     assert verdicts == {"redis": loads, "keel": loads}
+
+
+# A kill -9 at every step of a rewrite or a save: the shim kills the server
+# just before its n-th file operation (write, fsync, rename, unlink) after the
+# command, for n = 1, 2, ... until the job finishes first. Every restart must
+# load a consistent dataset: under `always` all that was acknowledged; from an
+# RDB, the old snapshot or the new one, never a mix or a refusal.
+
+
+def crash_during(kind, shim, d, job, n):
+    ctl = Control(d + ".ctl", d)
+    onoff = "yes" if job == "BGREWRITEAOF" else "no"
+    s = Proc(kind, d, "--appendonly", onoff, "--appendfsync", "always", "--save", "",
+             env={"LD_PRELOAD": shim, "FAULTFS_CTL": ctl.f.name})
+    try:
+        ctl.kill_at(n)
+        try:
+            s.r.execute_command(job)
+            deadline = time.time() + 10
+            while time.time() < deadline and s.proc.poll() is None:
+                info = s.r.info("persistence")
+                if not info["aof_rewrite_in_progress"] and not info["rdb_bgsave_in_progress"] \
+                        and not info.get("aof_rewrite_scheduled"):
+                    break
+                time.sleep(0.02)
+        except (redis.ConnectionError, redis.TimeoutError):
+            pass
+        time.sleep(0.05)
+        died = s.proc.poll() is not None
+        return died, ctl.ops()
+    finally:
+        s.stop()
+        ctl.close()
+
+
+def prepare(kind, d, job):
+    """50 keys acknowledged, the first 25 of them in an RDB when saving."""
+    onoff = "yes" if job == "BGREWRITEAOF" else "no"
+    s = Proc(kind, d, "--appendonly", onoff, "--appendfsync", "always", "--save", "")
+    try:
+        for i in range(50):
+            s.r.set(f"k{i}", os.urandom(200).hex())
+            if i == 24 and job == "BGSAVE":
+                s.r.save()
+        return {f"k{i}": s.r.get(f"k{i}") for i in range(50)}
+    finally:
+        s.stop()
+
+
+@pytest.mark.parametrize("job", ["BGREWRITEAOF", "BGSAVE"])
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_kill_at_every_step_of_a_rewrite_or_save_leaves_a_loadable_dataset(shim, tmp_path,
+                                                                              kind, job):
+    template = str(tmp_path / "template")
+    os.makedirs(template)
+    data = prepare(kind, template, job)
+    first_half = {k: v for k, v in data.items() if int(k[1:]) < 25}
+    steps = 0
+    for n in range(1, 200):
+        d = str(tmp_path / f"n{n}")
+        shutil.copytree(template, d)
+        died, ops = crash_during(kind, shim, d, job, n)
+        onoff = "yes" if job == "BGREWRITEAOF" else "no"
+        back = Proc(kind, d, "--appendonly", onoff, "--save", "")
+        try:
+            got = {k: v for k, v in zip(data, back.r.mget(list(data))) if v is not None}
+        finally:
+            back.stop()
+        if job == "BGREWRITEAOF":
+            assert got == data, (kind, n)
+        else:
+            assert got in (data, first_half), (kind, n, len(got))
+        shutil.rmtree(d, ignore_errors=True)
+        if not died:
+            break
+        steps += 1
+    else:
+        pytest.fail(f"{kind} {job} still dying after 200 steps")
+    assert steps >= 2, (kind, job, steps)
