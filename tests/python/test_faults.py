@@ -179,6 +179,10 @@ def observed_while_failing(r):
     }
     w = attempt(r, "EVAL", "return redis.call('set','x','1')", "0")
     seen["eval_write"] = w.split(" script:")[0]
+    # A script that declares flags and may write is refused before it runs.
+    seen["shebang"] = attempt(r, "EVAL", "#!lua\nreturn 1", "0")
+    seen["shebang_no_writes"] = attempt(r, "EVAL", "#!lua flags=no-writes\nreturn 1", "0")
+    seen["shebang_ro"] = attempt(r, "EVAL_RO", "#!lua\nreturn 1", "0")
     # A write queued in MULTI is refused and makes EXEC abort.
     seen["multi"] = attempt(r, "MULTI")
     seen["multi_set"] = attempt(r, "SET", "a", "1")

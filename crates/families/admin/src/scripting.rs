@@ -182,6 +182,9 @@ fn eval_generic(
     };
     let flags = functions::parse_eval_shebang(&body).map_err(CmdError::err)?;
     let no_writes = flags.is_some_and(|f| f.contains(ScriptFlags::NO_WRITES));
+    if flags.is_some() && !no_writes {
+        refuse_while_disk_fails(ctx)?;
+    }
     if ro && flags.is_some() && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
@@ -207,6 +210,18 @@ fn eval_generic(
             host.eval(run, &sha, &body, &keys, &argv)
         },
     ))
+}
+
+/// A script or function that may write is refused before it runs while the
+/// disk fails (Redis's MISCONF), as a write command is; one that declares
+/// `no-writes`, or a script without flags, runs.
+fn refuse_while_disk_fails(ctx: &Ctx<'_>) -> Result<(), CmdError> {
+    if keel_engine::persistence::disk_failing(ctx.engine) {
+        if let Some(text) = keel_engine::persistence::disk_error(ctx.engine) {
+            return Err(CmdError::msg(text));
+        }
+    }
+    Ok(())
 }
 
 fn fcall(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
@@ -236,6 +251,9 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &mut Args<'_>, ro: bool) -> Result<Fra
     let no_writes = lib
         .function(&name)
         .is_some_and(|f| f.flags.contains(ScriptFlags::NO_WRITES));
+    if !no_writes {
+        refuse_while_disk_fails(ctx)?;
+    }
     if ro && !no_writes {
         return Err(CmdError::err(RO_WITH_WRITE));
     }
