@@ -323,16 +323,18 @@ fn finish_rdb(
         Err(why) => {
             let _ = std::fs::remove_file(tmp);
             crate::logging::log_warning(&why);
+            // As Redis: only a failed background save stops writes; a
+            // failed SAVE or SHUTDOWN save is the caller's to see.
             if background {
                 p.stats.rdb_last_bgsave_ok.store(false, Ordering::Relaxed);
                 p.stats
                     .last_bgsave_try_s
                     .store(engine.now_ms() / 1000, Ordering::Relaxed);
-            }
-            if engine.config.get_bool("stop-writes-on-bgsave-error")
-                && !engine.config.get("save").is_empty()
-            {
-                p.writes_refused.store(true, Ordering::Relaxed);
+                if engine.config.get_bool("stop-writes-on-bgsave-error")
+                    && !engine.config.get("save").is_empty()
+                {
+                    p.writes_refused.store(true, Ordering::Relaxed);
+                }
             }
             Err(why)
         }
