@@ -61,22 +61,9 @@ pub(crate) fn refuses(engine: &Engine, session: &Session, spec: &CommandSpec) ->
 }
 
 /// The refusal for a command [`refuses`] turned down, with what it does to
-/// a transaction: a refused EXEC discards it (Redis's EXECABORT naming the
-/// reason), any other refusal inside MULTI makes EXEC abort later.
+/// a transaction (see [`crate::transaction::refuse`]).
 pub(crate) fn refusal(engine: &Engine, session: &mut Session, spec: &CommandSpec) -> CmdError {
-    if session.multi.is_none() {
-        return CmdError::msg(OOM);
-    }
-    if spec.name != "EXEC" {
-        session.multi_error = true;
-        return CmdError::msg(OOM);
-    }
-    session.multi = None;
-    session.multi_error = false;
-    session.handle.in_multi.store(false, Ordering::Relaxed);
-    session.handle.multi_queued.store(0, Ordering::Relaxed);
-    engine.watches.unwatch_all(session);
-    CmdError::msg(format!("EXECABORT Transaction discarded because of: {OOM}"))
+    crate::transaction::refuse(engine, session, spec, OOM)
 }
 
 /// CONFIG SET maxmemory: like Redis, start evicting down to the new limit

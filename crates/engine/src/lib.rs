@@ -56,6 +56,7 @@ pub mod stats;
 pub mod subcommands;
 pub mod table;
 pub mod tracking;
+pub mod transaction;
 pub mod version;
 pub mod watch;
 

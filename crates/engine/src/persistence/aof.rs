@@ -604,7 +604,7 @@ impl Aof {
             crate::logging::log_warning(&why);
             out.logged = Some(Instant::now());
         }
-        let errno = e.raw_os_error().unwrap_or(libc_enospc());
+        let errno = e.raw_os_error().unwrap_or(ENOSPC);
         self.stats.write_errno.store(errno, Ordering::Relaxed);
         self.stats.last_write_ok.store(false, Ordering::Relaxed);
         if retrying {
@@ -623,7 +623,7 @@ fn write_all_or_count(mut f: &File, data: &[u8]) -> (usize, Option<std::io::Erro
     let mut done = 0;
     while done < data.len() {
         match f.write(&data[done..]) {
-            Ok(0) => return (done, Some(std::io::Error::from_raw_os_error(libc_enospc()))),
+            Ok(0) => return (done, Some(std::io::Error::from_raw_os_error(ENOSPC))),
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return (done, Some(e)),
@@ -633,9 +633,7 @@ fn write_all_or_count(mut f: &File, data: &[u8]) -> (usize, Option<std::io::Erro
 }
 
 /// ENOSPC, what a write that takes nothing means.
-const fn libc_enospc() -> i32 {
-    28
-}
+const ENOSPC: i32 = 28;
 
 /// The C library's text for an OS error number, without Rust's suffix.
 pub fn strerror(errno: i32) -> String {

@@ -204,16 +204,15 @@ pub fn disk_error(engine: &crate::kernel::Engine) -> Option<String> {
 }
 
 /// Redis's refusal of `spec` while the disk fails: every write command, an
-/// EXEC whose transaction queued one, and PING. Inside MULTI a refused
-/// command makes EXEC abort; a refused EXEC discards the transaction with
-/// EXECABORT naming the reason. Called only when [`disk_failing`].
+/// EXEC whose transaction queued one, and PING, with what that does to a
+/// transaction (see [`crate::transaction::refuse`]). Called only when
+/// [`disk_failing`].
 pub(crate) fn refusal(
     engine: &crate::kernel::Engine,
     session: &mut crate::session::Session,
     spec: &crate::kernel::CommandSpec,
 ) -> Option<crate::error::CmdError> {
     use crate::declare::Flags;
-    use crate::error::CmdError;
     let write = spec.flags.contains(Flags::WRITE)
         || (spec.name == "EXEC"
             && session.multi.as_ref().is_some_and(|queue| {
@@ -227,19 +226,5 @@ pub(crate) fn refusal(
         return None;
     }
     let text = disk_error(engine)?;
-    if session.multi.is_none() {
-        return Some(CmdError::msg(text));
-    }
-    if spec.name != "EXEC" {
-        session.multi_error = true;
-        return Some(CmdError::msg(text));
-    }
-    session.multi = None;
-    session.multi_error = false;
-    session.handle.in_multi.store(false, Ordering::Relaxed);
-    session.handle.multi_queued.store(0, Ordering::Relaxed);
-    engine.watches.unwatch_all(session);
-    Some(CmdError::msg(format!(
-        "EXECABORT Transaction discarded because of: {text}"
-    )))
+    Some(crate::transaction::refuse(engine, session, spec, &text))
 }

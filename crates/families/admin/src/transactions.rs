@@ -47,11 +47,7 @@ fn multi(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
 
 /// Leave the transaction state and forget watched keys.
 pub(crate) fn end_transaction(ctx: &mut Ctx<'_>) {
-    ctx.session.multi = None;
-    ctx.session.multi_error = false;
-    ctx.session.handle.in_multi.store(false, Ordering::Relaxed);
-    let engine = ctx.engine;
-    engine.watches.unwatch_all(ctx.session);
+    keel_engine::transaction::end(ctx.engine, ctx.session);
 }
 
 pub(crate) const EXEC: CommandSpec = CommandSpec {
