@@ -59,21 +59,21 @@ fn drain(shard: &mut Shard, db: usize, budget: usize, emit: &mut Emit<'_>) -> bo
 
 /// Where the image goes: an RDB, or (an AOF base with
 /// `aof-use-rdb-preamble no`) the commands that rebuild each key.
-enum Out {
-    Rdb(RdbWriter<BufWriter<File>>),
-    Commands { w: BufWriter<File>, buf: Vec<u8> },
+enum Out<W: std::io::Write> {
+    Rdb(RdbWriter<W>),
+    Commands { w: W, buf: Vec<u8> },
 }
 
 /// Writes the image, remembering the first error (the image is still
 /// drained to the end, so the tables drop their snapshot state).
-struct ImageWriter {
-    w: Option<Out>,
+struct ImageWriter<W: std::io::Write> {
+    w: Option<Out<W>>,
     err: Option<std::io::Error>,
     /// The background job writing it: stopped once the generation moves on.
     gen: Option<u64>,
 }
 
-impl ImageWriter {
+impl<W: std::io::Write> ImageWriter<W> {
     fn entry(
         &mut self,
         db: usize,
@@ -97,7 +97,6 @@ impl ImageWriter {
                 w.write_entry(k, v, e)
             }
             Out::Commands { w, buf } => {
-                use std::io::Write;
                 buf.clear();
                 if !*selected {
                     let n = db.to_string();
@@ -172,11 +171,35 @@ fn write_image(
             })
         }
     });
-    let (w, err) = match opened {
-        Ok(w) => (Some(w), None),
-        Err(e) => (None, Some(e)),
+    let written = match opened {
+        Ok(w) => write_entries(engine, w, counts, gen, step),
+        Err(e) => Err(e),
     };
-    let mut out = ImageWriter { w, err, gen };
+    let finished = written.and_then(|w| w.into_inner().map_err(|e| e.into_error()));
+    match finished.and_then(|f| f.sync_all()) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Drain the flipped image into `w` and finish it; the output back. The
+/// image is drained to the end even after an error, so the tables drop
+/// their snapshot state.
+fn write_entries<W: std::io::Write>(
+    engine: &Engine,
+    w: Out<W>,
+    counts: &Counts,
+    gen: Option<u64>,
+    step: &mut Step<'_>,
+) -> std::io::Result<W> {
+    let mut out = ImageWriter {
+        w: Some(w),
+        err: None,
+        gen,
+    };
     for db in 0..counts.len() {
         let mut selected = false;
         step(db, &mut |k, v, e| {
@@ -191,23 +214,70 @@ fn write_image(
         out.err = Some(std::io::Error::other("the snapshot was stopped"));
     }
     if let Some(e) = out.err {
-        let _ = std::fs::remove_file(tmp);
         return Err(e);
     }
-    let finished = match out.w {
-        Some(Out::Rdb(w)) => w
-            .finish()
-            .and_then(|b| b.into_inner().map_err(|e| e.into_error())),
-        Some(Out::Commands { w, .. }) => w.into_inner().map_err(|e| e.into_error()),
+    match out.w {
+        Some(Out::Rdb(w)) => w.finish(),
+        Some(Out::Commands { w, .. }) => Ok(w),
         None => Err(std::io::Error::other("no writer")),
-    };
-    match finished.and_then(|f| f.sync_all()) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(tmp);
-            Err(e)
-        }
     }
+}
+
+/// A full sync's snapshot: flip every table now (the caller's `also` runs
+/// at the flip's instant, every shard locked: it joins the replica to the
+/// stream there), then write the image as an RDB into `w` on a background
+/// thread, one chunk per lock hold, and hand `done` the outcome. Err when
+/// another background job holds the tables' snapshot.
+pub fn start_image_to<W: std::io::Write + Send + 'static>(
+    engine: &Engine,
+    locks: Locks<'_, '_>,
+    also: &mut dyn FnMut(),
+    w: W,
+    done: Box<dyn FnOnce(std::io::Result<()>) + Send>,
+) -> Result<(), JobKind> {
+    let p = &engine.persist;
+    let taken = take_first(engine, &locks);
+    let mut job = p.job.lock();
+    if let Some(j) = job.as_ref() {
+        return Err(j.kind);
+    }
+    let Some(me) = owned(engine) else {
+        return Err(JobKind::Replication);
+    };
+    let mut libs = Vec::new();
+    let counts = flip_with(engine, locks, taken, &mut || {
+        libs = libraries(engine);
+        also();
+    });
+    let gen = p.job_gen.fetch_add(1, Ordering::SeqCst) + 1;
+    *job = Some(Job {
+        kind: JobKind::Replication,
+        gen,
+        started: Instant::now(),
+    });
+    drop(job);
+    let spawned = std::thread::Builder::new()
+        .name("keel-repl-sync".into())
+        .spawn(move || {
+            let e = &*me;
+            let r = RdbWriter::new(w, options(e, false)).and_then(|mut w| {
+                w.set_list_size(e.config.compact_limits().list_size);
+                w.write_libraries(&libs)?;
+                write_entries(e, Out::Rdb(w), &counts, Some(gen), &mut |db, emit| {
+                    drain_background(e, gen, db, emit)
+                })
+            });
+            if e.persist.job_gen.load(Ordering::SeqCst) == gen {
+                end_job(e, gen);
+            }
+            done(r.map(drop));
+        });
+    if spawned.is_err() {
+        abort_all(engine);
+        end_job(engine, gen);
+        return Err(JobKind::Replication);
+    }
+    Ok(())
 }
 
 /// The snapshot file's path: `dbfilename` in the working directory (`dir`).

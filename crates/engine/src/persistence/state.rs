@@ -12,6 +12,8 @@ use std::time::Instant;
 pub enum JobKind {
     Bgsave,
     Rewrite,
+    /// A full sync's snapshot, written to a replica.
+    Replication,
 }
 
 pub struct Job {
