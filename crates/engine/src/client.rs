@@ -5,7 +5,7 @@
 //!
 //! Names nothing above it: sessions, registries and the engine build on it.
 
-use crate::outbuf::{NORMAL, PUBSUB, REPLY_CHUNK_BYTES};
+use crate::outbuf::{NORMAL, PUBSUB, REPLICA, REPLY_CHUNK_BYTES};
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use std::future::Future;
@@ -50,6 +50,8 @@ pub struct ClientHandle {
     pub shrink: AtomicBool,
     /// The client runs MONITOR, for CLIENT LIST `flags=O`.
     pub monitor: AtomicBool,
+    /// The client is a replica's link (`flags=S`, the `replica` limits).
+    pub replica: AtomicBool,
     /// A command of the client waits for CLIENT PAUSE to end (`flags=b`).
     pub paused: AtomicBool,
     /// Waiting in a blocking command, for CLIENT LIST `flags=b`.
@@ -154,6 +156,7 @@ impl ClientHandle {
             bufs: BufferStats::default(),
             shrink: AtomicBool::new(false),
             monitor: AtomicBool::new(false),
+            replica: AtomicBool::new(false),
             paused: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             subs: Default::default(),
@@ -338,7 +341,9 @@ impl Future for FeedReady<'_> {
 
 /// A client's class for the limits: `pubsub` while subscribed to anything.
 pub fn class_of(h: &ClientHandle) -> usize {
-    if h.subs.iter().any(|n| n.load(Ordering::Relaxed) > 0) {
+    if h.replica.load(Ordering::Relaxed) {
+        REPLICA
+    } else if h.subs.iter().any(|n| n.load(Ordering::Relaxed) > 0) {
         PUBSUB
     } else {
         NORMAL

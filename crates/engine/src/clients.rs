@@ -58,6 +58,8 @@ pub fn client_line_for(
     let mut flags = String::new();
     if h.monitor.load(Ordering::Relaxed) {
         flags.push('O');
+    } else if h.replica.load(Ordering::Relaxed) {
+        flags.push('S');
     }
     let subs = h.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
     if subs.iter().any(|&n| n > 0) {

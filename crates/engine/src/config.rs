@@ -359,13 +359,7 @@ pub static DIRECTIVES: &[Directive] = &[
         Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
         true,
     ),
-    later(
-        REPLICATION,
-        "repl-ping-replica-period",
-        "10",
-        int(1, I32),
-        true,
-    ),
+    d("repl-ping-replica-period", "10", int(1, I32), true),
     later(REPLICATION, "repl-timeout", "60", int(1, I32), true),
     later(
         REPLICATION,
@@ -374,7 +368,7 @@ pub static DIRECTIVES: &[Directive] = &[
         Kind::Bool,
         true,
     ),
-    later(REPLICATION, "repl-backlog-size", "1048576", mem(1), true),
+    d("repl-backlog-size", "1048576", mem(1), true),
     later(REPLICATION, "repl-backlog-ttl", "3600", int(0, I64), true),
     later(REPLICATION, "min-replicas-to-write", "0", int(0, I32), true),
     later(REPLICATION, "min-replicas-max-lag", "10", int(0, I32), true),

@@ -59,6 +59,9 @@ impl EngineBuilder {
         let run_id: String = (0..40)
             .map(|_| char::from(b"0123456789abcdef"[(rng.next_u64() % 16) as usize]))
             .collect();
+        let replid: String = (0..40)
+            .map(|_| char::from(b"0123456789abcdef"[(rng.next_u64() % 16) as usize]))
+            .collect();
         let databases = self.config.get_i64("databases").max(1) as usize;
         let acl = crate::acl::Acl::new(&self.config.get("requirepass"), self.commands.rebuilt());
         Engine {
@@ -98,6 +101,7 @@ impl EngineBuilder {
             tracking: crate::tracking::Tracking::default(),
             evictor: crate::evict::Evictor::default(),
             acl,
+            repl: crate::replication::state::Master::new(replid),
         }
     }
 }
@@ -115,7 +119,7 @@ impl Engine {
     /// Whether commands must hand their effects on (an AOF or a sink).
     #[inline]
     pub fn logging(&self) -> bool {
-        self.sink.is_some() || self.persist.aof.on()
+        self.sink.is_some() || self.persist.aof.on() || self.repl.active()
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -168,6 +172,14 @@ impl Engine {
         self.pubsub.drop_all(session);
         self.tracking.disable(session);
         self.watches.unwatch_all(session);
+        if let Some(s) = session.sync.take() {
+            self.repl.detach(s.replica.client_id);
+            crate::logging::log_notice(&format!(
+                "Connection with replica {}:{} lost.",
+                s.replica.ip.lock(),
+                s.replica.port.load(Ordering::Relaxed)
+            ));
+        }
         if self.clients.lock().remove(&session.id()).is_some() {
             self.stats.connected_clients.fetch_sub(1, Ordering::Relaxed);
         }

@@ -347,6 +347,9 @@ fn remove(
         if engine.persist.aof.on() {
             engine.persist.aof.append(&del, now);
         }
+        if engine.repl.active() {
+            engine.repl.feed(&del);
+        }
         if let Some(sink) = engine.sink.as_ref() {
             sink.append(db, &del[0].1);
         }

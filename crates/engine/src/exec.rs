@@ -584,6 +584,9 @@ pub(crate) fn finish(ctx: &mut Ctx<'_>) {
             let seq = aof.append(&ctx.effects, ctx.tick.now_ms());
             ctx.session.handle.aof_seq.fetch_max(seq, Ordering::Relaxed);
         }
+        if ctx.engine.repl.active() {
+            ctx.engine.repl.feed(&ctx.effects);
+        }
         if let Some(sink) = ctx.engine.sink.as_ref() {
             for (db, argv) in &ctx.effects {
                 sink.append(*db, argv);

@@ -87,6 +87,9 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
                         if engine.persist.aof.on() {
                             engine.persist.aof.append(&dels, now);
                         }
+                        if engine.repl.active() {
+                            engine.repl.feed(&dels);
+                        }
                         if let Some(sink) = engine.sink.as_ref() {
                             for (db, argv) in &dels {
                                 sink.append(*db, argv);

@@ -125,6 +125,8 @@ pub struct Engine {
     pub evictor: crate::evict::state::Evictor,
     /// ACL users and the ACL log.
     pub acl: crate::acl::state::Acl,
+    /// The replication stream and the replicas attached to it.
+    pub repl: crate::replication::state::Master,
 }
 
 pub struct Ctx<'a> {

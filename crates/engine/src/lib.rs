@@ -47,6 +47,7 @@ pub mod outbuf;
 pub mod pause;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scan;
 pub mod scripting;
 pub mod session;

@@ -49,6 +49,10 @@ pub struct Session {
     pub pubsub: Option<Box<crate::pubsub::state::Subscriptions>>,
     /// CLIENT TRACKING mode, `tracking::*` bits; zero when not tracking.
     pub tracking: u8,
+    /// What a replica said in `REPLCONF` (listening port, capabilities).
+    pub replconf: Option<Box<crate::replication::state::ReplConf>>,
+    /// Set by PSYNC or SYNC: the connection becomes a replica's link.
+    pub sync: Option<Box<crate::replication::state::SyncRequest>>,
 }
 
 /// CLIENT REPLY OFF: no reply is sent until CLIENT REPLY ON.
@@ -116,6 +120,8 @@ impl Session {
             reply_flags: 0,
             pubsub: None,
             tracking: 0,
+            replconf: None,
+            sync: None,
         }
     }
 

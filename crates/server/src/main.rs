@@ -436,6 +436,7 @@ async fn cron(
                 keel_admin::server::cron_sample(&engine);
                 engine.tracking.cron(&engine);
                 keel_engine::persistence::snapshot::cron(&engine);
+                keel_engine::replication::cron(&engine, engine.now_ms());
                 keel_engine::client_evict::cron(&engine);
                 if clients_looked.elapsed() >= std::time::Duration::from_secs(1) {
                     clients_looked = std::time::Instant::now();

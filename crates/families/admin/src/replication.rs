@@ -1,17 +1,22 @@
-//! Replication and cluster, which Keel does not serve yet (see the README). A
-//! Keel server is always a master without replicas, with cluster support
-//! disabled; these commands answer as Redis answers in that state where that
-//! answer is true of Keel (WAIT counts no replica, `REPLICAOF NO ONE` leaves a
-//! master as it is, CLUSTER says cluster support is disabled, FAILOVER finds
-//! no replica), and refuse, naming the missing feature, whatever would need
-//! it (`REPLICAOF host port`, the replication protocol, MIGRATE).
+//! Replication and cluster commands. As a master Keel serves replicas
+//! (PSYNC, SYNC, REPLCONF: see `keel_engine::replication`); it cannot yet
+//! follow a master (`REPLICAOF host port` is refused, naming replication),
+//! WAIT counts no replica yet, and cluster support is disabled: these answer
+//! as Redis answers in that state where that answer is true of Keel
+//! (`REPLICAOF NO ONE` leaves a master as it is, CLUSTER says cluster
+//! support is disabled, FAILOVER finds no replica it could hand over to),
+//! and refuse, naming the missing feature, whatever would need it.
 
 use bytes::Bytes;
 use keel_engine::args::{parse_i64, Args};
 use keel_engine::ctx::Ctx;
 use keel_engine::error::CmdError;
+use keel_engine::replication::state::{Replica, ReplicaState, Sync};
+use keel_engine::replication::{random_id, ReplConf, SyncRequest};
 use keel_engine::spec::{CommandSpec, Flags, Group, KeyFinder, Keys};
 use keel_resp::Frame;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub static COMMANDS: &[&CommandSpec] = &[
@@ -49,6 +54,13 @@ fn wait(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     }
     if wanted <= 0 || !ctx.may_block() {
         return Ok(Frame::Integer(0));
+    }
+    if !ctx.engine.repl.replicas().is_empty() {
+        // Counting their acknowledgements is not built yet: a 0 would say
+        // the replicas are behind when it was never asked.
+        return Err(CmdError::msg(
+            "ERR WAIT for replica acknowledgements is not available in this build of Keel",
+        ));
     }
     let timeout = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
     let argv = args.argv();
@@ -112,7 +124,7 @@ pub(crate) const FAILOVER: CommandSpec = CommandSpec {
 
 /// `FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]`, checked as Redis
 /// checks it; a master with no replica has nothing to fail over to.
-fn failover(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+fn failover(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let (mut to, mut force, mut abort, mut timeout) = (false, false, false, false);
     while let Some(word) = args.next_opt() {
         if word.eq_ignore_ascii_case(b"to") && !to && args.remaining() >= 2 {
@@ -140,6 +152,11 @@ fn failover(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> 
         }
         return Err(CmdError::msg("ERR No failover in progress."));
     }
+    if !ctx.engine.repl.replicas().is_empty() {
+        return Err(CmdError::msg(
+            "ERR FAILOVER is not available in this build of Keel",
+        ));
+    }
     // FORCE's own checks come after this one in Redis, so never show.
     Err(CmdError::msg("ERR FAILOVER requires connected replicas."))
 }
@@ -154,7 +171,7 @@ pub(crate) const PSYNC: CommandSpec = CommandSpec {
     since: "2.8.0",
     complexity: "",
     subcommands: &[],
-    run: replication_protocol,
+    run: psync,
 };
 
 pub(crate) const SYNC: CommandSpec = CommandSpec {
@@ -167,7 +184,7 @@ pub(crate) const SYNC: CommandSpec = CommandSpec {
     since: "1.0.0",
     complexity: "",
     subcommands: &[],
-    run: replication_protocol,
+    run: psync,
 };
 
 pub(crate) const REPLCONF: CommandSpec = CommandSpec {
@@ -184,12 +201,156 @@ pub(crate) const REPLCONF: CommandSpec = CommandSpec {
     since: "3.0.0",
     complexity: "O(1)",
     subcommands: &[],
-    run: replication_protocol,
+    run: replconf,
 };
 
-/// What a replica sends its master: Keel has no replication to join.
-fn replication_protocol(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
-    Err(no_replication())
+/// `PSYNC replid offset` (and `SYNC`, which takes the snapshot without the
+/// `+FULLRESYNC` line): a partial resync answers `+CONTINUE` with the backlog
+/// from `offset` on; a full one leaves the snapshot to the connection,
+/// which sends it (see `keel_engine::replication`). Either way the
+/// connection is the replica's link from here on.
+fn psync(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let legacy = args.argv()[0].eq_ignore_ascii_case(b"sync");
+    if ctx.session.sync.is_some() {
+        // Already a replica: Redis ignores it.
+        return Ok(Frame::Encoded(Bytes::new()));
+    }
+    if ctx.session.handle.bufs.out_pending() > 0 {
+        return Err(CmdError::msg(
+            "ERR SYNC and PSYNC are invalid with pending output",
+        ));
+    }
+    let (want_id, want_offset) = if legacy {
+        (Bytes::from_static(b"?"), -1)
+    } else {
+        let id = args.next_arg()?.clone();
+        let off = args.next_i64()?;
+        (id, off)
+    };
+    let conf = ctx.session.replconf.as_deref().cloned().unwrap_or_default();
+    let engine = ctx.engine;
+    let handle = &ctx.session.handle;
+    let (feed, _) = handle.push_feed();
+    let replica = Arc::new(Replica::new(handle.id, feed, engine.now_ms()));
+    replica.port.store(conf.listening_port, Ordering::Relaxed);
+    let ip = conf.ip_address.clone().unwrap_or_else(|| {
+        handle
+            .addr
+            .rsplit_once(':')
+            .map_or(handle.addr.clone(), |(h, _)| h.to_string())
+    });
+    *replica.ip.lock() = ip;
+    handle.replica.store(true, Ordering::Relaxed);
+    let size = engine.config.get_i64("repl-backlog-size").max(1) as usize;
+    let answer = if legacy {
+        engine
+            .repl
+            .psync(b"?", -1, size, || random_id(engine), &replica)
+    } else {
+        engine
+            .repl
+            .psync(&want_id, want_offset, size, || random_id(engine), &replica)
+    };
+    let (full, reply) = match answer {
+        Sync::Continue { replid, backlog } => {
+            let head = if conf.capa_psync2 {
+                format!("+CONTINUE {replid}\r\n")
+            } else {
+                "+CONTINUE\r\n".to_string()
+            };
+            let mut out = Vec::with_capacity(head.len() + backlog.len());
+            out.extend_from_slice(head.as_bytes());
+            out.extend_from_slice(&backlog);
+            keel_engine::logging::log_notice(&format!(
+                "Partial resynchronization request from {} accepted. Sending {} bytes of \
+                 backlog starting from offset {want_offset}.",
+                replica_name(&replica),
+                backlog.len()
+            ));
+            (false, Frame::Encoded(Bytes::from(out)))
+        }
+        Sync::Full { .. } => {
+            keel_engine::logging::log_notice(&format!(
+                "Replica {} asks for synchronization",
+                replica_name(&replica)
+            ));
+            (true, Frame::Encoded(Bytes::new()))
+        }
+    };
+    ctx.session.sync = Some(Box::new(SyncRequest {
+        replica,
+        full,
+        legacy,
+        capa_eof: conf.capa_eof,
+        started: false,
+    }));
+    Ok(reply)
+}
+
+fn replica_name(r: &Replica) -> String {
+    format!("{}:{}", r.ip.lock(), r.port.load(Ordering::Relaxed))
+}
+
+/// `REPLCONF option value ...`: what a replica tells its master before
+/// PSYNC (listening-port, ip-address, capa), and its `ACK offset` after,
+/// which gets no reply.
+fn replconf(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    if args.remaining() % 2 == 1 {
+        return Err(CmdError::Syntax);
+    }
+    while args.remaining() >= 2 {
+        let opt = args.next_arg()?.clone();
+        let val = args.next_arg()?.clone();
+        let low = opt.to_ascii_lowercase();
+        match low.as_slice() {
+            b"listening-port" => {
+                let port = parse_i64(&val).map_err(|_| CmdError::NotInteger)?;
+                conf(ctx).listening_port = port.max(0) as u64;
+            }
+            b"ip-address" => {
+                conf(ctx).ip_address = Some(String::from_utf8_lossy(&val).into_owned());
+            }
+            b"capa" => {
+                if val.eq_ignore_ascii_case(b"eof") {
+                    conf(ctx).capa_eof = true;
+                } else if val.eq_ignore_ascii_case(b"psync2") {
+                    conf(ctx).capa_psync2 = true;
+                }
+            }
+            b"ack" => {
+                // Only a replica's ACK counts; it is never answered.
+                if let Some(s) = ctx.session.sync.as_ref() {
+                    if let Ok(off) = parse_i64(&val) {
+                        let r = &s.replica;
+                        r.ack_offset.fetch_max(off.max(0) as u64, Ordering::Relaxed);
+                        r.ack_ms.store(ctx.engine.now_ms(), Ordering::Relaxed);
+                        if s.started && r.state() == ReplicaState::SendBulk {
+                            // The first ACK after an EOF-marked image.
+                            r.go_online();
+                            keel_engine::logging::log_notice(&format!(
+                                "Synchronization with replica {} succeeded",
+                                replica_name(r)
+                            ));
+                        }
+                    }
+                }
+                return Ok(Frame::Encoded(Bytes::new()));
+            }
+            b"getack" => return Ok(Frame::Encoded(Bytes::new())),
+            b"rdb-only" | b"rdb-filter-only" => {}
+            _ => {
+                return Err(CmdError::msg(format!(
+                    "ERR Unrecognized REPLCONF option: {}",
+                    String::from_utf8_lossy(&opt)
+                )))
+            }
+        }
+    }
+    Ok(Frame::ok())
+}
+
+fn conf<'s>(ctx: &'s mut Ctx<'_>) -> &'s mut ReplConf {
+    ctx.session.replconf.get_or_insert_with(Default::default)
 }
 
 pub(crate) const MIGRATE: CommandSpec = CommandSpec {

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use keel_engine::args::{is, Args};
 use keel_engine::config;
 use keel_engine::ctx::Ctx;
-use keel_engine::engine::{Engine, FastRng, Rng};
+use keel_engine::engine::Engine;
 use keel_engine::error::CmdError;
 use keel_engine::spec::{CommandSpec, Flags, Group, Keys};
 use keel_resp::Frame;
@@ -835,29 +835,43 @@ fn info_stats(e: &Engine, out: &mut String) {
 
 /// A replication id for this process: 40 hex digits derived from the run id, so
 /// it is stable for the server's lifetime without more state in the engine.
-fn repl_id(run_id: &str) -> String {
-    let seed = run_id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    });
-    let rng = FastRng::new(seed);
-    (0..40)
-        .map(|_| char::from(b"0123456789abcdef"[(rng.next_u64() % 16) as usize]))
-        .collect()
-}
-
 fn info_replication(e: &Engine, out: &mut String) {
+    let m = e.repl.info();
     out.push_str("# Replication\r\n");
     field!(out, "role", "master");
-    field!(out, "connected_slaves", "0");
+    field!(out, "connected_slaves", "{}", m.replicas.len());
+    let now_ms = e.now_ms();
+    for (i, r) in m.replicas.iter().enumerate() {
+        let ip = r.ip.lock().clone();
+        let lag = now_ms.saturating_sub(r.ack_ms.load(Ordering::Relaxed)) / 1000;
+        field!(
+            out,
+            &format!("slave{i}"),
+            "ip={ip},port={},state={},offset={},lag={lag}",
+            r.port.load(Ordering::Relaxed),
+            r.state().name(),
+            r.ack_offset.load(Ordering::Relaxed)
+        );
+    }
     field!(out, "master_failover_state", "no-failover");
-    field!(out, "master_replid", "{}", repl_id(&e.run_id));
-    field!(out, "master_replid2", "{}", "0".repeat(40));
-    field!(out, "master_repl_offset", "0");
-    field!(out, "second_repl_offset", "-1");
-    field!(out, "repl_backlog_active", "0");
-    field!(out, "repl_backlog_size", "1048576");
-    field!(out, "repl_backlog_first_byte_offset", "0");
-    field!(out, "repl_backlog_histlen", "0");
+    field!(out, "master_replid", "{}", m.replid);
+    field!(out, "master_replid2", "{}", m.replid2);
+    field!(out, "master_repl_offset", "{}", m.offset);
+    field!(out, "second_repl_offset", "{}", m.second_offset);
+    field!(out, "repl_backlog_active", "{}", u8::from(m.backlog_active));
+    let size = if m.backlog_active {
+        m.backlog_size as i64
+    } else {
+        e.config.get_i64("repl-backlog-size")
+    };
+    field!(out, "repl_backlog_size", "{size}");
+    field!(
+        out,
+        "repl_backlog_first_byte_offset",
+        "{}",
+        m.backlog_first_byte
+    );
+    field!(out, "repl_backlog_histlen", "{}", m.backlog_histlen);
 }
 
 /// CPU time from a /proc stat file (the process's, or a thread's), in

@@ -33,6 +33,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Notify};
 
 mod reactor;
+mod replica;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// A query buffer is trimmed only when it wastes more than this (Redis's figure).
@@ -1173,6 +1174,11 @@ async fn run_loop<S: Conn>(
                         return Ok(());
                     }
                 }
+                Step::Replica => {
+                    if !replica::start(engine, session, stream, wake).await? {
+                        return Ok(());
+                    }
+                }
             }
             // The rest of the batch: after a flush, or after the blocking
             // command was served or the held one may run (it runs first), plus
@@ -1347,6 +1353,9 @@ enum Step {
     Paused,
     /// Write the replies, then run the commands still waiting.
     Flush,
+    /// Write the replies, then serve the connection as a replica's link
+    /// (PSYNC or SYNC ran).
+    Replica,
 }
 
 /// Run every complete request in `rbuf`, appending replies to `wbuf`. `resumed`
@@ -1381,6 +1390,7 @@ fn process(
             Batch::Blocked => return Step::Blocked,
             Batch::Paused => return Step::Paused,
             Batch::Full => return Step::Flush,
+            Batch::Replica => return Step::Replica,
             Batch::NeedMore => return Step::Continue,
             Batch::Ran => {
                 if !one_at_a_time && !resumed {
@@ -1404,6 +1414,8 @@ enum Batch {
     Paused,
     /// The replies reached the flush threshold; the rest wait in `Pending`.
     Full,
+    /// PSYNC or SYNC ran: the connection is a replica's from here on.
+    Replica,
 }
 
 /// Find the complete requests at the front of `rbuf` (at most one when
@@ -1545,6 +1557,9 @@ fn run_pending(
         }
         if session.close_after_reply || session.handle.is_killed() {
             return Batch::Close;
+        }
+        if session.sync.as_ref().is_some_and(|s| !s.started) {
+            return Batch::Replica;
         }
         if wbuf.len() >= check_at {
             if let Some(full) = output_full(&session.handle, wbuf) {

@@ -460,7 +460,7 @@ fn serve_readable(engine: &Engine, client: &mut Client) -> Outcome {
             Step::Close => return Outcome::Close,
             Step::Continue => break,
             Step::Flush => {}
-            Step::Blocked | Step::Paused => return Outcome::Handoff(step),
+            Step::Blocked | Step::Paused | Step::Replica => return Outcome::Handoff(step),
         }
         step = process(engine, session, rbuf, wbuf, progress, pending, true);
     }
