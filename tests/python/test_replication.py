@@ -4,53 +4,21 @@ writes, resumes with a partial resync after its link is killed, and falls
 back to a full sync when the backlog no longer holds what it missed. Each
 check compares the two servers' datasets key by key, TTLs included."""
 
-import os
-import subprocess
 import tempfile
 import time
 
 import pytest
 import redis
 
-from conftest import BINARY, REDIS_SERVER, free_port
+from test_faults import Proc
 
 
-class Node:
-    def __init__(self, kind, *args):
-        self.kind, self.port = kind, free_port()
-        self.dir = tempfile.mkdtemp(prefix=f"keel-repl-{kind}-")
-        self.log = os.path.join(self.dir, "server.log")
-        exe = REDIS_SERVER if kind == "redis" else BINARY
-        self.proc = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--save", "", "--logfile", self.log, *args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.r = redis.Redis(port=self.port, decode_responses=True, socket_timeout=10,
-                             encoding_errors="backslashreplace")
-        deadline = time.time() + 10
-        while True:
-            try:
-                self.r.ping()
-                return
-            except redis.ConnectionError:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"{kind} did not start:\n{self.log_text()}")
-                time.sleep(0.02)
-
-    def log_text(self):
-        try:
-            with open(self.log, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+def Node(kind, *args):
+    """redis-server or keel-server in a fresh directory, logging to a file."""
+    n = Proc(kind, tempfile.mkdtemp(prefix=f"keel-repl-{kind}-"), "--save", "", *args)
+    n.r = redis.Redis(port=n.port, decode_responses=True, socket_timeout=10,
+                      encoding_errors="backslashreplace")
+    return n
 
 
 @pytest.fixture
