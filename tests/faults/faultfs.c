@@ -11,7 +11,8 @@
  *   - log, after each successful fsync/fdatasync, the file's path and the
  *     length it had when the call began ("sync <path> <len>": what the call
  *     guarantees is on disk), each directory fsync ("dirsync <path>") and
- *     each rename ("rename <old> <new>"), so a test can cut files back to
+ *     each rename ("rename-begin <old> <new>" before the call, "rename
+ *     <old> <new>" after it succeeded), so a test can cut files back to
  *     what was synced (a power cut).
  *
  * Control is a small file mapped shared (FAULTFS_CTL names it); the test
@@ -196,33 +197,38 @@ int unlink(const char *path) {
     return real_unlink(path);
 }
 
+/* `path` with its directory resolved (the file itself need not exist). */
+static void resolved(const char *path, char *out, size_t len) {
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (!slash) {
+        if (getcwd(real, sizeof real)) snprintf(out, len, "%.2000s/%.2000s", real, path);
+        else snprintf(out, len, "%s", path);
+        return;
+    }
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof dir) n = sizeof dir - 1;
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    if (realpath(n ? dir : "/", real)) snprintf(out, len, "%.2000s%.2000s", real, slash);
+    else snprintf(out, len, "%s", path);
+}
+
+/* A rename is logged twice: "rename-begin" before the call and "rename"
+ * once it succeeded. A kill can land while the call runs (it may take
+ * milliseconds on ext4) and leave the file renamed with no second record;
+ * the test then tells from the directory whether it happened. */
 int rename(const char *from, const char *to) {
     if (ctl && ctl->kill_at && path_watched(to)) step();
-    int r = real_rename(from, to);
-    if (r == 0 && log_fd >= 0 && ctl && ctl->log_syncs) {
-        char a[PATH_MAX], b[PATH_MAX], line[2 * PATH_MAX + 16];
-        if (realpath(to, b)) {
-            const char *slash = strrchr(from, '/');
-            /* `from` is gone: resolve its directory, then add its name. */
-            if (slash) {
-                char dir[PATH_MAX];
-                size_t len = (size_t)(slash - from);
-                if (len >= sizeof dir) len = sizeof dir - 1;
-                memcpy(dir, from, len);
-                dir[len] = 0;
-                if (!realpath(len ? dir : "/", a)) snprintf(a, sizeof a, "%s", from);
-                else {
-                    size_t al = strlen(a);
-                    snprintf(a + al, sizeof a - al, "%s", slash);
-                }
-            } else {
-                char cwd[PATH_MAX];
-                if (getcwd(cwd, sizeof cwd)) snprintf(a, sizeof a, "%s/%s", cwd, from);
-                else snprintf(a, sizeof a, "%s", from);
-            }
-            log_line(line, snprintf(line, sizeof line, "rename %s %s\n", a, b));
-        }
+    int logging = log_fd >= 0 && ctl && ctl->log_syncs;
+    char a[PATH_MAX], b[PATH_MAX], line[2 * PATH_MAX + 32];
+    if (logging) {
+        resolved(from, a, sizeof a);
+        resolved(to, b, sizeof b);
+        log_line(line, snprintf(line, sizeof line, "rename-begin %s %s\n", a, b));
     }
+    int r = real_rename(from, to);
+    if (r == 0 && logging) log_line(line, snprintf(line, sizeof line, "rename %s %s\n", a, b));
     return r;
 }
 

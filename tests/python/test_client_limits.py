@@ -113,6 +113,10 @@ def test_maxclients_refuses_past_the_limit():
     with running_server("--maxclients", "2") as s:
         r = s.client()
         assert r.ping()
+        # The start-up probe's connection is closed but may not be reaped yet.
+        deadline = time.time() + 5
+        while int(r.info("clients")["connected_clients"]) != 1 and time.time() < deadline:
+            time.sleep(0.01)
         a = socket.create_connection(("127.0.0.1", s.port))
         b = socket.create_connection(("127.0.0.1", s.port))
         a.sendall(b"PING\r\n")
@@ -124,7 +128,9 @@ def test_maxclients_refuses_past_the_limit():
         assert int(r.info("stats")["rejected_connections"]) == 1
         # A freed slot is taken again.
         a.close()
-        time.sleep(0.2)
+        deadline = time.time() + 5
+        while int(r.info("clients")["connected_clients"]) != 1 and time.time() < deadline:
+            time.sleep(0.01)
         c = socket.create_connection(("127.0.0.1", s.port))
         c.sendall(b"PING\r\n")
         assert c.recv(100) == b"+PONG\r\n"
