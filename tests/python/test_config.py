@@ -355,7 +355,7 @@ def test_later_feature_values_are_refused(r):
     for name, value, feature in [
         ("activedefrag", "yes", "active defragmentation"),
         ("tls-replication", "yes", "TLS"),
-        ("masterauth", "secret", "replication"),
+        ("min-replicas-to-write", "1", "replication"),
     ]:
         assert set_error(r, name, value) == (
             f"CONFIG SET failed (possibly related to argument '{name}') - "

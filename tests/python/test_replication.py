@@ -1,8 +1,9 @@
-"""Replication with Redis's own protocol, Keel as the master: a real
-redis-server replica (Debian's 7.0) syncs from keel-server, follows its
-writes, resumes with a partial resync after its link is killed, and falls
-back to a full sync when the backlog no longer holds what it missed. Each
-check compares the two servers' datasets key by key, TTLs included."""
+"""Replication with Redis's own protocol, both ways: a real redis-server
+(Debian's 7.0) replica of keel-server, a keel-server replica of redis-server,
+and Keel of Keel. The replica syncs, follows the master's writes, resumes
+with a partial resync after its link is killed, and falls back to a full
+sync when the backlog no longer holds what it missed. Each check compares
+the two servers' datasets key by key, TTLs included."""
 
 import tempfile
 import time
@@ -14,7 +15,10 @@ from test_faults import Proc
 
 
 def Node(kind, *args):
-    """redis-server or keel-server in a fresh directory, logging to a file."""
+    """redis-server or keel-server in a fresh directory, logging to a file.
+    A Redis master starts a full sync at once rather than after 5 s."""
+    if kind == "redis":
+        args = ("--repl-diskless-sync-delay", "0", *args)
     n = Proc(kind, tempfile.mkdtemp(prefix=f"keel-repl-{kind}-"), "--save", "", *args)
     n.r = redis.Redis(port=n.port, decode_responses=True, socket_timeout=10,
                       encoding_errors="backslashreplace")
@@ -127,69 +131,142 @@ def in_sync(master, replica):
     return info.get("master_link_status") == "up" and info.get("slave_repl_offset") == off
 
 
-def test_a_redis_replica_syncs_from_keel_and_follows_its_writes(nodes):
-    keel = nodes("keel")
-    fill(keel.r, "before", 200)
-    replica = nodes("redis", "--replicaof", "127.0.0.1", str(keel.port))
-    until(lambda: in_sync(keel, replica), what="the first sync")
-    assert same_data(keel, replica) == (True, [])
-    info = keel.r.info("replication")
+# (master, replica): Keel must serve a Redis replica, follow a Redis master,
+# and follow itself.
+PAIRS = [("keel", "redis"), ("redis", "keel"), ("keel", "keel")]
+
+
+@pytest.mark.parametrize("mkind,rkind", PAIRS)
+def test_a_replica_syncs_and_follows_the_masters_writes(nodes, mkind, rkind):
+    master = nodes(mkind)
+    fill(master.r, "before", 200)
+    replica = nodes(rkind, "--replicaof", "127.0.0.1", str(master.port))
+    until(lambda: in_sync(master, replica), what="the first sync")
+    assert same_data(master, replica) == (True, [])
+    info = master.r.info("replication")
     assert info["connected_slaves"] == 1
     assert info["slave0"]["state"] == "online"
     assert info["slave0"]["port"] == replica.port
     assert info["repl_backlog_active"] == 1
-    flags = [c["flags"] for c in keel.r.client_list()]
-    assert "S" in flags
-    # What needs more of replication than Keel has says so.
-    for args in (("WAIT", 1, 0), ("FAILOVER",)):
+    assert "S" in [c["flags"] for c in master.r.client_list()]
+    assert "M" in [c["flags"] for c in replica.r.client_list()]
+    rinfo = replica.r.info("replication")
+    assert rinfo["role"] == "slave"
+    assert rinfo["master_port"] == master.port
+    assert rinfo["master_replid"] == info["master_replid"]
+    assert replica.r.execute_command("ROLE")[:4] == ["slave", "127.0.0.1", master.port, "connected"]
+    with pytest.raises(redis.ResponseError) as e:
+        replica.r.set("x", "1")
+    assert str(e.value) == "You can't write against a read only replica."
+    # WAIT counts the replicas that acknowledged this client's last write.
+    master.r.set("waited", "1")
+    assert master.r.execute_command("WAIT", 1, 5000) == 1
+    started = time.time()
+    assert master.r.execute_command("WAIT", 2, 300) == 1
+    assert time.time() - started >= 0.25
+    assert replica.r.get("waited") == "1"
+    with pytest.raises(redis.ResponseError) as e:
+        replica.r.execute_command("WAIT", 1, 0)
+    assert str(e.value).startswith("WAIT cannot be used with replica instances.")
+    if mkind == "keel":
+        # What needs more of replication than Keel has says so.
         with pytest.raises(redis.ResponseError) as e:
-            keel.r.execute_command(*args)
+            master.r.execute_command("FAILOVER")
         assert "not available in this build of Keel" in str(e.value)
     # Writes after the sync: every command, transactions, expiry, deletes.
-    fill(keel.r, "after", 100)
-    p = keel.r.pipeline(transaction=True)
+    fill(master.r, "after", 100)
+    p = master.r.pipeline(transaction=True)
     p.incrby("after:int:1", 5)
     p.delete("after:s:2")
     p.expire("after:s:3", 500)
     p.execute()
-    keel.r.set("gone", "1", px=50)
+    master.r.set("gone", "1", px=50)
     time.sleep(0.2)
-    keel.r.get("gone")
-    until(lambda: in_sync(keel, replica), what="the stream")
-    assert same_data(keel, replica) == (True, [])
+    master.r.get("gone")
+    until(lambda: in_sync(master, replica), what="the stream")
+    assert same_data(master, replica) == (True, [])
     assert replica.r.exists("gone") == 0
     # The replica acknowledges the master's offset each second.
-    until(lambda: keel.r.info("replication")["slave0"]["offset"]
-          == keel.r.info("replication")["master_repl_offset"], what="the ack")
+    until(lambda: master.r.info("replication")["slave0"]["offset"]
+          == master.r.info("replication")["master_repl_offset"], what="the ack")
 
 
-def test_a_killed_link_resumes_with_a_partial_resync(nodes):
-    keel = nodes("keel")
-    fill(keel.r, "a", 50)
-    replica = nodes("redis", "--replicaof", "127.0.0.1", str(keel.port))
-    until(lambda: in_sync(keel, replica), what="the first sync")
+@pytest.mark.parametrize("mkind,rkind", PAIRS)
+def test_a_killed_link_resumes_with_a_partial_resync(nodes, mkind, rkind):
+    master = nodes(mkind)
+    fill(master.r, "a", 50)
+    replica = nodes(rkind, "--replicaof", "127.0.0.1", str(master.port))
+    until(lambda: in_sync(master, replica), what="the first sync")
     replica.r.execute_command("CLIENT", "KILL", "TYPE", "master")
-    fill(keel.r, "b", 50)
-    until(lambda: in_sync(keel, replica), what="the resync")
+    fill(master.r, "b", 50)
+    until(lambda: in_sync(master, replica), what="the resync")
     assert "Successful partial resynchronization with master" in replica.log_text()
-    assert same_data(keel, replica) == (True, [])
+    assert same_data(master, replica) == (True, [])
 
 
-def test_an_overrun_backlog_means_a_full_sync(nodes):
-    keel = nodes("keel", "--repl-backlog-size", "16384")
-    fill(keel.r, "a", 20)
-    replica = nodes("redis", "--replicaof", "127.0.0.1", str(keel.port))
-    until(lambda: in_sync(keel, replica), what="the first sync")
+@pytest.mark.parametrize("mkind,rkind", PAIRS)
+def test_an_overrun_backlog_means_a_full_sync(nodes, mkind, rkind):
+    master = nodes(mkind, "--repl-backlog-size", "16384")
+    fill(master.r, "a", 20)
+    replica = nodes(rkind, "--replicaof", "127.0.0.1", str(master.port))
+    until(lambda: in_sync(master, replica), what="the first sync")
     # Stop the replica's link so it misses more than the backlog holds.
-    replica.r.execute_command("CONFIG", "SET", "repl-timeout", "60")
     replica.r.execute_command("REPLICAOF", "NO", "ONE")
-    fill(keel.r, "b", 300)
-    assert keel.r.info("replication")["repl_backlog_histlen"] == 16384
-    replica.r.execute_command("REPLICAOF", "127.0.0.1", keel.port)
-    until(lambda: in_sync(keel, replica), what="the full resync")
-    log = replica.log_text()
-    assert "Partial resynchronization not possible" in log
-    assert same_data(keel, replica) == (True, [])
+    info = replica.r.info("replication")
+    assert info["role"] == "master"
+    fill(master.r, "b", 300)
+    minfo = master.r.info("replication")
+    # What the replica would ask for is no longer in the backlog.
+    assert minfo["repl_backlog_first_byte_offset"] > info["master_repl_offset"] + 1
+    if mkind == "keel":
+        assert minfo["repl_backlog_histlen"] == 16384
+    replica.r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    until(lambda: in_sync(master, replica), what="the full resync")
+    assert replica.log_text().count("Full resync from master") == 2
+    assert same_data(master, replica) == (True, [])
+
+
+@pytest.mark.parametrize("top", ["keel", "redis"])
+def test_a_promoted_replica_keeps_its_own_replicas_with_a_partial_resync(nodes, top):
+    """master -> Keel replica -> Redis replica; then the middle one is
+    promoted: its replica continues from it under the new id."""
+    master = nodes(top)
+    middle = nodes("keel", "--replicaof", "127.0.0.1", str(master.port))
+    leaf = nodes("redis", "--replicaof", "127.0.0.1", str(middle.port))
+    fill(master.r, "a", 50)
+    until(lambda: in_sync(master, middle) and in_sync(master, leaf), what="the chain")
+    assert same_data(master, leaf) == (True, [])
+    old_id = middle.r.info("replication")["master_replid"]
+    assert middle.r.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    info = middle.r.info("replication")
+    assert info["role"] == "master"
+    assert info["master_replid2"] == old_id
+    assert info["second_repl_offset"] == info["master_repl_offset"] + 1
+    fill(middle.r, "b", 20)
+    until(lambda: in_sync(middle, leaf), what="the leaf following the promoted replica")
+    assert same_data(middle, leaf) == (True, [])
+    assert leaf.r.info("replication")["master_replid"] == info["master_replid"]
+    assert "Full resync from master" not in leaf.log_text().split("Connection with master lost")[-1]
+
+
+def test_replicaof_answers_as_redis_does(nodes):
+    keel = nodes("keel")
+    ref = nodes("redis")
+    for n in (keel, ref):
+        assert n.r.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        with pytest.raises(redis.ResponseError) as e:
+            n.r.execute_command("REPLICAOF", "127.0.0.1", "notaport")
+        assert str(e.value) == "Invalid master port"
+        assert n.r.execute_command("REPLICAOF", "127.0.0.1", "1") == "OK"
+        assert n.r.execute_command("REPLICAOF", "127.0.0.1", "1") == "OK Already connected to specified master"
+        info = n.r.info("replication")
+        assert (info["role"], info["master_link_status"], info["master_port"]) == ("slave", "down", 1)
+        assert n.r.config_get("replicaof") == {"replicaof": "127.0.0.1 1"}
+        role = n.r.execute_command("ROLE")
+        assert role[:3] == ["slave", "127.0.0.1", 1] and role[4] == -1
+        assert n.r.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        assert n.r.info("replication")["role"] == "master"
+        assert n.r.config_get("replicaof") == {"replicaof": ""}
 
 
 def test_psync_and_replconf_answer_as_redis_does(nodes):

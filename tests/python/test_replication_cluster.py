@@ -67,14 +67,6 @@ def test_replicaof_no_one_leaves_a_master_as_it_is(r):
     assert error_of(r, "SLAVEOF", "no") == "wrong number of arguments for 'slaveof' command"
 
 
-@pytest.mark.skipif(AGAINST_REDIS, reason="Redis would start replicating; Keel refuses")
-def test_following_a_master_is_refused_by_name(r):
-    for args in (("REPLICAOF", "127.0.0.1", 6379), ("SLAVEOF", "127.0.0.1", 6379)):
-        assert error_of(r, *args) == "replication is not available in this build of Keel"
-    assert r.info("replication")["role"] == "master"
-    assert r.config_get("replicaof") == {"replicaof": ""}
-
-
 def test_failover_finds_no_replica(r):
     assert error_of(r, "FAILOVER") == "FAILOVER requires connected replicas."
     assert error_of(r, "FAILOVER", "TO", "127.0.0.1", 1, "FORCE") == (

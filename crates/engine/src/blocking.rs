@@ -110,6 +110,7 @@ impl Engine {
             id,
             timeout,
             timeout_reply,
+            wait_offset: None,
             slot,
             shards,
         });
@@ -133,7 +134,10 @@ impl Engine {
         let req = session.blocked.as_ref()?;
         let reply = req.slot.poll_reply()?;
         let req = session.blocked.take()?;
-        Some(reply.unwrap_or(req.timeout_reply))
+        Some(reply.unwrap_or_else(|| match req.wait_offset {
+            Some(off) => Frame::Integer(self.repl.acked(off) as i64),
+            None => req.timeout_reply,
+        }))
     }
 
     /// Serve the clients blocked on `keys` (names, any database) now that a

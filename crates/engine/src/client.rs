@@ -39,6 +39,9 @@ pub struct ClientHandle {
     pub no_touch: AtomicBool,
     /// Commands queued since MULTI, for CLIENT LIST `multi=`.
     pub multi_queued: AtomicUsize,
+    /// The replication offset right after this client's last write that
+    /// fed the stream: what WAIT waits for replicas to acknowledge.
+    pub woff: AtomicU64,
     /// Installed by the network layer: wakes the connection task, which then
     /// looks at `killed` and `shrink`.
     pub waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
@@ -52,6 +55,8 @@ pub struct ClientHandle {
     pub monitor: AtomicBool,
     /// The client is a replica's link (`flags=S`, the `replica` limits).
     pub replica: AtomicBool,
+    /// The client is this replica's link to its master (`flags=M`).
+    pub master: AtomicBool,
     /// A command of the client waits for CLIENT PAUSE to end (`flags=b`).
     pub paused: AtomicBool,
     /// Waiting in a blocking command, for CLIENT LIST `flags=b`.
@@ -151,12 +156,14 @@ impl ClientHandle {
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             multi_queued: AtomicUsize::new(0),
+            woff: AtomicU64::new(0),
             waker: Mutex::new(None),
             fd: AtomicI32::new(-1),
             bufs: BufferStats::default(),
             shrink: AtomicBool::new(false),
             monitor: AtomicBool::new(false),
             replica: AtomicBool::new(false),
+            master: AtomicBool::new(false),
             paused: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             subs: Default::default(),

@@ -60,6 +60,8 @@ pub fn client_line_for(
         flags.push('O');
     } else if h.replica.load(Ordering::Relaxed) {
         flags.push('S');
+    } else if h.master.load(Ordering::Relaxed) {
+        flags.push('M');
     }
     let subs = h.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
     if subs.iter().any(|&n| n > 0) {

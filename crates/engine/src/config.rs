@@ -301,17 +301,11 @@ pub static DIRECTIVES: &[Directive] = &[
         true,
     ),
     // Replication.
-    later(REPLICATION, "replicaof", "", Kind::Special, false),
-    later(REPLICATION, "masterauth", "", Kind::Str, true),
-    later(REPLICATION, "masteruser", "", Kind::Str, true),
-    later(
-        REPLICATION,
-        "replica-serve-stale-data",
-        "yes",
-        Kind::Bool,
-        true,
-    ),
-    later(REPLICATION, "replica-read-only", "yes", Kind::Bool, true),
+    d("replicaof", "", Kind::Special, false),
+    d("masterauth", "", Kind::Str, true),
+    d("masteruser", "", Kind::Str, true),
+    d("replica-serve-stale-data", "yes", Kind::Bool, true),
+    d("replica-read-only", "yes", Kind::Bool, true),
     later(
         REPLICATION,
         "replica-ignore-maxmemory",
@@ -320,16 +314,10 @@ pub static DIRECTIVES: &[Directive] = &[
         true,
     ),
     later(REPLICATION, "replica-lazy-flush", "no", Kind::Bool, true),
-    later(REPLICATION, "replica-priority", "100", int(0, I32), true),
-    later(REPLICATION, "replica-announce-ip", "", Kind::Str, true),
-    later(
-        REPLICATION,
-        "replica-announce-port",
-        "0",
-        int(0, 65535),
-        true,
-    ),
-    later(REPLICATION, "replica-announced", "yes", Kind::Bool, true),
+    d("replica-priority", "100", int(0, I32), true),
+    d("replica-announce-ip", "", Kind::Str, true),
+    d("replica-announce-port", "0", int(0, 65535), true),
+    d("replica-announced", "yes", Kind::Bool, true),
     later(
         REPLICATION,
         "replica-ignore-disk-write-errors",
@@ -360,14 +348,8 @@ pub static DIRECTIVES: &[Directive] = &[
         true,
     ),
     d("repl-ping-replica-period", "10", int(1, I32), true),
-    later(REPLICATION, "repl-timeout", "60", int(1, I32), true),
-    later(
-        REPLICATION,
-        "repl-disable-tcp-nodelay",
-        "no",
-        Kind::Bool,
-        true,
-    ),
+    d("repl-timeout", "60", int(1, I32), true),
+    d("repl-disable-tcp-nodelay", "no", Kind::Bool, true),
     d("repl-backlog-size", "1048576", mem(1), true),
     later(REPLICATION, "repl-backlog-ttl", "3600", int(0, I64), true),
     later(REPLICATION, "min-replicas-to-write", "0", int(0, I32), true),
@@ -1496,10 +1478,8 @@ mod table_tests {
             Err(ConfigError::OutOfRange(0, 65535))
         );
         assert_eq!(c.set("replicaof", &["no", "one"], true), Ok(()));
-        assert_eq!(
-            c.set("replicaof", &["127.0.0.1", "6379"], true),
-            Err(ConfigError::NotAvailable(REPLICATION))
-        );
+        assert_eq!(c.set("replicaof", &["127.0.0.1", "6379"], true), Ok(()));
+        assert_eq!(c.get("replicaof"), "127.0.0.1 6379");
         assert_eq!(
             c.set("replicaof", &["x"], true),
             Err(ConfigError::WrongArgs)

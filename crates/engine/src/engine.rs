@@ -102,6 +102,7 @@ impl EngineBuilder {
             evictor: crate::evict::Evictor::default(),
             acl,
             repl: crate::replication::state::Master::new(replid),
+            follow: Default::default(),
         }
     }
 }
@@ -160,6 +161,20 @@ impl Engine {
         let needs_auth = user.needs_auth();
         let mut session = Session::new(handle, !needs_auth);
         session.user = Some(user);
+        session
+    }
+
+    /// The session the link to this replica's master applies the stream
+    /// in: a client like any other in CLIENT LIST (`flags=M`), never
+    /// refused, replied to by nobody.
+    pub fn master_session(&self, addr: String, laddr: String) -> Session {
+        let mut session = self.connect(addr, laddr);
+        session.authenticated = true;
+        session.user = None;
+        session.master = true;
+        session.handle.master.store(true, Ordering::Relaxed);
+        // As Redis names the user of a client that may do everything.
+        *session.handle.user.lock() = "(superuser)".into();
         session
     }
 

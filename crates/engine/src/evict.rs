@@ -40,7 +40,7 @@ pub fn not_counted(_engine: &Engine) -> u64 {
 /// an EXEC whose queue holds one, and, inside MULTI, anything but EXEC,
 /// DISCARD, QUIT and RESET (queueing grows memory too).
 pub(crate) fn refuses(engine: &Engine, session: &Session, spec: &CommandSpec) -> bool {
-    if !over_limit(engine) {
+    if !over_limit(engine) || session.master {
         return false;
     }
     if spec.flags.contains(Flags::DENYOOM) {

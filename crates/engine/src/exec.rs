@@ -179,6 +179,11 @@ impl Engine {
             let e = crate::evict::refusal(self, session, spec);
             return (self.rejected(argv, Some(id), e), Vec::new());
         }
+        if self.follow.following() {
+            if let Some(e) = crate::replication::refusal(self, session, spec) {
+                return (self.rejected(argv, Some(id), e), Vec::new());
+            }
+        }
         if crate::persistence::disk_failing(self) {
             if let Some(e) = crate::persistence::refusal(self, session, spec) {
                 return (self.rejected(argv, Some(id), e), Vec::new());
@@ -585,7 +590,10 @@ pub(crate) fn finish(ctx: &mut Ctx<'_>) {
             ctx.session.handle.aof_seq.fetch_max(seq, Ordering::Relaxed);
         }
         if ctx.engine.repl.active() {
-            ctx.engine.repl.feed(&ctx.effects);
+            let off = ctx.engine.repl.feed(&ctx.effects);
+            if off != 0 {
+                ctx.session.handle.woff.store(off, Ordering::Relaxed);
+            }
         }
         if let Some(sink) = ctx.engine.sink.as_ref() {
             for (db, argv) in &ctx.effects {

@@ -40,6 +40,10 @@ pub fn active_expire_cycle(engine: &Engine, cursor: &mut ExpireCursor, budget: D
     if engine.config.ops.active_expire_off.load(Ordering::Relaxed) {
         return 0;
     }
+    // A replica's keys expire when its master's DEL arrives.
+    if engine.follow.following() {
+        return 0;
+    }
     let start = Instant::now();
     let shards = engine.keyspace.shard_count();
     let mut removed = 0usize;

@@ -127,6 +127,8 @@ pub struct Engine {
     pub acl: crate::acl::state::Acl,
     /// The replication stream and the replicas attached to it.
     pub repl: crate::replication::state::Master,
+    /// The master this server follows, when it is a replica.
+    pub follow: crate::replication::follow::Follow,
 }
 
 pub struct Ctx<'a> {

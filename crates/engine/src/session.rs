@@ -30,6 +30,9 @@ pub struct Session {
     pub watch_dirty: Arc<AtomicBool>,
     pub no_touch: bool,
     pub no_evict: bool,
+    /// The link to this replica's master: what it sends is applied as it
+    /// comes (no read-only, memory or disk refusal), and nothing is replied.
+    pub master: bool,
     /// Close the connection after writing the pending replies (QUIT).
     pub close_after_reply: bool,
     pub handle: Arc<ClientHandle>,
@@ -111,6 +114,7 @@ impl Session {
             watch_dirty: Arc::new(AtomicBool::new(false)),
             no_touch: false,
             no_evict: false,
+            master: false,
             close_after_reply: false,
             handle,
             blocked: None,

@@ -16,6 +16,21 @@ pub fn end(engine: &Engine, session: &mut Session) {
     engine.watches.unwatch_all(session);
 }
 
+/// Whether running `spec` now writes: a write command, or an EXEC whose
+/// queue holds one (what refusals of writes turn down).
+pub(crate) fn writes(engine: &Engine, session: &Session, spec: &CommandSpec) -> bool {
+    use crate::declare::Flags;
+    spec.flags.contains(Flags::WRITE)
+        || (spec.name == "EXEC"
+            && session.multi.as_ref().is_some_and(|queue| {
+                queue.iter().any(|argv| {
+                    engine
+                        .resolve(argv)
+                        .is_ok_and(|id| engine.commands.specs[id].flags.contains(Flags::WRITE))
+                })
+            }))
+}
+
 /// The error for refusing `spec` with `text`, with what it does to the
 /// session's transaction.
 pub(crate) fn refuse(

@@ -7,6 +7,7 @@ mod log;
 mod net;
 mod startup;
 mod tls;
+mod upstream;
 
 use keel_engine::config::Config;
 use keel_engine::expire::{active_expire_cycle, cycle_budget, ExpireCursor};
@@ -201,6 +202,20 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
         warn!("{why}");
         pidfile_cleanup(&pidfile);
         std::process::exit(1);
+    }
+
+    // A replica follows its master from the start (the `replicaof`
+    // directive); REPLICAOF later wakes the same link thread.
+    if let Some((host, port)) = engine.config.get("replicaof").split_once(' ') {
+        if let Ok(port) = port.trim().parse::<u16>() {
+            engine.repl.set_upstream();
+            engine
+                .follow
+                .set_target(Some((host.to_string(), port)), engine.now_ms());
+        }
+    }
+    if let Err(e) = upstream::spawn(engine.clone()) {
+        warn!("cannot start the replication link thread: {e}");
     }
 
     let stop = Arc::new(tokio::sync::Notify::new());

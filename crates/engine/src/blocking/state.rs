@@ -83,6 +83,9 @@ pub struct BlockRequest {
     pub timeout: Option<Duration>,
     /// The reply when the wait ends without data.
     pub timeout_reply: Frame,
+    /// A WAIT's offset: its reply at the timeout is how many replicas have
+    /// acknowledged it by then.
+    pub(crate) wait_offset: Option<u64>,
     pub slot: Arc<BlockSlot>,
     /// The shards the command locks, ascending: giving up takes them too.
     pub(crate) shards: Vec<usize>,

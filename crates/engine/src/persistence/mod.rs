@@ -212,17 +212,10 @@ pub(crate) fn refusal(
     session: &mut crate::session::Session,
     spec: &crate::kernel::CommandSpec,
 ) -> Option<crate::error::CmdError> {
-    use crate::declare::Flags;
-    let write = spec.flags.contains(Flags::WRITE)
-        || (spec.name == "EXEC"
-            && session.multi.as_ref().is_some_and(|queue| {
-                queue.iter().any(|argv| {
-                    engine
-                        .resolve(argv)
-                        .is_ok_and(|id| engine.commands.specs[id].flags.contains(Flags::WRITE))
-                })
-            }));
-    if !write && spec.name != "PING" {
+    if session.master {
+        return None;
+    }
+    if !crate::transaction::writes(engine, session, spec) && spec.name != "PING" {
         return None;
     }
     let text = disk_error(engine)?;

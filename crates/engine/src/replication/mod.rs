@@ -11,6 +11,7 @@
 //! did not, `$<length>\r\n` and the RDB. The stream from `<offset>` on
 //! follows. `SYNC` gets the RDB part only.
 
+pub mod follow;
 pub mod state;
 
 use crate::kernel::Engine;
@@ -147,6 +148,12 @@ pub fn start_full_sync(engine: &Engine, r: &Arc<Replica>) -> Option<FullSync> {
     };
     let done = pipe.clone();
     let mut line = String::new();
+    // A replica's stream is its master's, applied by the link: no command
+    // may be half applied (run, its bytes not yet counted) at the flip.
+    let _applying = engine
+        .follow
+        .following()
+        .then(|| engine.follow.apply.lock());
     let started = start_image_to(
         engine,
         Locks::Take,
@@ -195,4 +202,97 @@ pub fn cron(engine: &Engine, now_ms: u64) {
     }
     m.set_last_ping_ms(now_ms);
     m.feed_plain(&[b"PING"]);
+}
+
+/// What a replica refuses a client that is not its master: writes while
+/// `replica-read-only` is on (an EXEC whose queue holds one too), and,
+/// with `replica-serve-stale-data no`, anything not flagged stale while
+/// the link to the master is down. Redis's texts; inside MULTI the
+/// transaction is flagged as for any refusal.
+pub(crate) fn refusal(
+    engine: &Engine,
+    session: &mut crate::session::Session,
+    spec: &crate::kernel::CommandSpec,
+) -> Option<crate::error::CmdError> {
+    use crate::declare::Flags;
+    if session.master {
+        return None;
+    }
+    let f = &engine.follow;
+    if !f.link_up()
+        && !spec.flags.contains(Flags::STALE)
+        && !engine.config.get_bool("replica-serve-stale-data")
+    {
+        let text =
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+        return Some(crate::transaction::refuse(engine, session, spec, text));
+    }
+    if !engine.config.get_bool("replica-read-only") {
+        return None;
+    }
+    if !crate::transaction::writes(engine, session, spec) {
+        return None;
+    }
+    let text = "READONLY You can't write against a read only replica.";
+    Some(crate::transaction::refuse(engine, session, spec, text))
+}
+
+/// Replace the dataset with the snapshot a master sent (saved at `path`),
+/// every shard locked while it loads: clients wait rather than see half of
+/// it. Tracked keys are invalidated as by FLUSHALL.
+pub fn load_full_sync(
+    engine: &Engine,
+    path: &std::path::Path,
+) -> Result<crate::persistence::load::Loaded, String> {
+    let ks = &engine.keyspace;
+    let mut shards: Vec<_> = (0..ks.shard_count()).map(|i| ks.lock(i)).collect();
+    for g in shards.iter_mut() {
+        for db in 0..g.databases() {
+            g.db(db).clear();
+        }
+    }
+    let now = engine.now_ms();
+    let loaded = crate::persistence::load::load_rdb(engine, path, &mut |db, key, value, expire| {
+        shards[ks.shard_of(key)]
+            .db(db)
+            .insert(key, value, expire, now);
+    });
+    drop(shards);
+    engine.tracking.flushed(engine);
+    loaded
+}
+
+/// Block `session`'s WAIT until `want` replicas acknowledge `offset` or the
+/// timeout ends (then its reply is how many did). The replicas are asked
+/// for an acknowledgement at once (`REPLCONF GETACK *` in the stream).
+pub fn block_wait(
+    engine: &Engine,
+    session: &mut crate::session::Session,
+    argv: &[bytes::Bytes],
+    timeout: Option<std::time::Duration>,
+    offset: u64,
+    want: usize,
+) {
+    engine.register_block(session, argv, &[], timeout, keel_resp::Frame::Integer(0));
+    if let Some(req) = session.blocked.as_mut() {
+        req.wait_offset = Some(offset);
+        engine.repl.add_wait(req.id, offset, want);
+    }
+    engine.repl.feed_plain(&[b"REPLCONF", b"GETACK", b"*"]);
+}
+
+/// A replica acknowledged an offset: answer the WAITs that now have enough
+/// replicas, and forget those whose wait ended otherwise.
+pub fn acks_arrived(engine: &Engine) {
+    if !engine.repl.waiting() {
+        return;
+    }
+    for (id, n) in engine.repl.satisfied_waits() {
+        if let Some(w) = engine.blocking.claim(id) {
+            w.slot.complete(keel_resp::Frame::Integer(n as i64));
+        }
+    }
+    engine
+        .repl
+        .retain_waits(|id| engine.blocking.waiter_shards(id).is_some());
 }

@@ -169,10 +169,15 @@ struct Stream {
 pub struct Master {
     /// A backlog exists: writes feed the stream.
     active: AtomicBool,
+    /// This server is a replica: its stream is its master's, fed as read
+    /// ([`Master::feed_raw`]), not made from its own effects.
+    upstream: AtomicBool,
     /// `master_repl_offset`, readable without the lock.
     offset: AtomicU64,
     last_ping_ms: AtomicU64,
     stream: Mutex<Stream>,
+    /// WAITs blocked for acknowledgements: (block id, offset, replicas).
+    waits: Mutex<Vec<(u64, u64, usize)>>,
 }
 
 /// What a PSYNC gets.
@@ -200,8 +205,10 @@ impl Master {
     pub fn new(replid: String) -> Master {
         Master {
             active: AtomicBool::new(false),
+            upstream: AtomicBool::new(false),
             offset: AtomicU64::new(0),
             last_ping_ms: AtomicU64::new(0),
+            waits: Mutex::new(Vec::new()),
             stream: Mutex::new(Stream {
                 replid,
                 replid2: "0".repeat(40),
@@ -225,11 +232,15 @@ impl Master {
         self.offset.load(Ordering::Acquire)
     }
 
-    /// Feed one command's effects (a transaction's as one unit).
-    pub fn feed(&self, effects: &[(usize, Vec<Bytes>)]) {
+    /// Feed one command's effects (a transaction's as one unit). Returns
+    /// the offset after them (0: nothing fed).
+    pub fn feed(&self, effects: &[(usize, Vec<Bytes>)]) -> u64 {
+        if self.upstream.load(Ordering::Relaxed) {
+            return 0;
+        }
         let mut s = self.stream.lock();
         if s.backlog.is_none() {
-            return;
+            return 0;
         }
         let mut buf = std::mem::take(&mut s.scratch);
         buf.clear();
@@ -244,11 +255,15 @@ impl Master {
         Self::add(&mut s, &buf);
         self.offset.store(s.offset, Ordering::Release);
         s.scratch = buf;
+        s.offset
     }
 
     /// Feed a command that belongs to no database (the keepalive PING,
     /// REPLCONF GETACK).
     pub fn feed_plain(&self, argv: &[&[u8]]) {
+        if self.upstream.load(Ordering::Relaxed) {
+            return;
+        }
         let mut s = self.stream.lock();
         if s.backlog.is_none() {
             return;
@@ -257,6 +272,89 @@ impl Master {
         keel_persist::aof::encode_command(&mut buf, argv);
         Self::add(&mut s, &buf);
         self.offset.store(s.offset, Ordering::Release);
+    }
+
+    /// Whether the stream is the master's (this server is a replica).
+    pub fn upstream(&self) -> bool {
+        self.upstream.load(Ordering::Relaxed)
+    }
+
+    /// Become a replica: from now on the stream is what the master sends.
+    /// Until the first sync, the history so far stays ours (the id and
+    /// offset a PSYNC to the new master offers).
+    pub fn set_upstream(&self) {
+        self.upstream.store(true, Ordering::Relaxed);
+    }
+
+    /// A full sync from the master is loaded: take its history (id and
+    /// offset) and start a new backlog, as a Redis replica does. Replicas
+    /// of this one must sync again: they are dropped from the stream and
+    /// their client ids returned, for the caller to disconnect.
+    pub fn follow_full(&self, replid: &str, offset: u64, backlog_size: usize) -> Vec<u64> {
+        let mut s = self.stream.lock();
+        s.replid = replid.to_string();
+        s.replid2 = "0".repeat(40);
+        s.second_offset = -1;
+        s.offset = offset;
+        s.db = None;
+        s.backlog = Some(Backlog {
+            buf: VecDeque::new(),
+            size: backlog_size.max(1),
+        });
+        self.offset.store(offset, Ordering::Release);
+        self.active.store(true, Ordering::Relaxed);
+        s.replicas.drain(..).map(|r| r.client_id).collect()
+    }
+
+    /// `+CONTINUE <id>`: the master's history goes on under a new id (it
+    /// was promoted); what came before stays reachable under the old one.
+    pub fn follow_continue(&self, replid: &str, backlog_size: usize) {
+        let mut s = self.stream.lock();
+        if s.replid != replid {
+            s.replid2 = std::mem::replace(&mut s.replid, replid.to_string());
+            s.second_offset = s.offset as i64;
+        }
+        if s.backlog.is_none() {
+            s.backlog = Some(Backlog {
+                buf: VecDeque::new(),
+                size: backlog_size.max(1),
+            });
+        }
+        self.active.store(true, Ordering::Relaxed);
+    }
+
+    /// Bytes of the master's stream, applied: they go on, unchanged, to the
+    /// backlog and to this server's own replicas.
+    pub fn feed_raw(&self, bytes: &[u8]) {
+        let mut s = self.stream.lock();
+        Self::add(&mut s, bytes);
+        self.offset.store(s.offset, Ordering::Release);
+    }
+
+    /// `REPLICAOF NO ONE`: a master again, under a new id; the history
+    /// so far stays reachable under the old one, so the other replicas of
+    /// the old master can continue from this one (PSYNC2).
+    ///
+    /// Returns the client ids of this server's replicas, to disconnect as
+    /// Redis does: they reconnect at once and learn the new id from their
+    /// `+CONTINUE`.
+    pub fn promote(&self, new_id: String) -> Vec<u64> {
+        let mut s = self.stream.lock();
+        self.upstream.store(false, Ordering::Relaxed);
+        if s.backlog.is_none() {
+            return Vec::new();
+        }
+        s.replid2 = std::mem::replace(&mut s.replid, new_id);
+        s.second_offset = s.offset as i64;
+        // The next command says its database.
+        s.db = None;
+        s.replicas.drain(..).map(|r| r.client_id).collect()
+    }
+
+    /// The id and offset a PSYNC to a master offers: this server's history.
+    pub fn history(&self) -> (String, u64) {
+        let s = self.stream.lock();
+        (s.replid.clone(), s.offset)
     }
 
     fn add(s: &mut Stream, bytes: &[u8]) {
@@ -332,6 +430,53 @@ impl Master {
         s.db = None;
         s.replicas.push(r);
         (s.replid.clone(), s.offset)
+    }
+
+    /// How many online replicas have acknowledged `offset` or more.
+    pub fn acked(&self, offset: u64) -> usize {
+        self.stream
+            .lock()
+            .replicas
+            .iter()
+            .filter(|r| {
+                r.state() == ReplicaState::Online && r.ack_offset.load(Ordering::Relaxed) >= offset
+            })
+            .count()
+    }
+
+    /// A WAIT blocked as `id` for `replicas` acknowledgements of `offset`.
+    pub fn add_wait(&self, id: u64, offset: u64, replicas: usize) {
+        self.waits.lock().push((id, offset, replicas));
+    }
+
+    /// The WAITs an acknowledgement may have satisfied: removed and
+    /// returned with their counts. Those whose wait ended otherwise are
+    /// dropped by the caller's claim failing.
+    pub fn satisfied_waits(&self) -> Vec<(u64, usize)> {
+        let mut waits = self.waits.lock();
+        if waits.is_empty() {
+            return Vec::new();
+        }
+        let mut done = Vec::new();
+        waits.retain(|&(id, offset, want)| {
+            let n = self.acked(offset);
+            if n >= want {
+                done.push((id, n));
+                false
+            } else {
+                true
+            }
+        });
+        done
+    }
+
+    /// Forget waits whose block ended by timeout or disconnect.
+    pub fn retain_waits(&self, live: impl Fn(u64) -> bool) {
+        self.waits.lock().retain(|&(id, _, _)| live(id));
+    }
+
+    pub fn waiting(&self) -> bool {
+        !self.waits.lock().is_empty()
     }
 
     pub fn last_ping_ms(&self) -> u64 {

@@ -466,7 +466,7 @@ fn verbatim(s: String) -> Frame {
 
 /// The client types of CLIENT LIST TYPE / CLIENT KILL TYPE, as the classes
 /// of `client-output-buffer-limit` (a subscribed client is `pubsub`, any other
-/// `normal`); `master` and `replica` name no Keel client.
+/// `normal`); `master` is a replica's link to its master (see [`type_of`]).
 fn parse_client_type(t: &[u8]) -> Result<usize, CmdError> {
     use keel_engine::outbuf::{NORMAL, PUBSUB, REPLICA};
     if is(t, "normal") {
@@ -482,6 +482,15 @@ fn parse_client_type(t: &[u8]) -> Result<usize, CmdError> {
             "Unknown client type '{}'",
             String::from_utf8_lossy(t)
         )))
+    }
+}
+
+/// A client's type as [`parse_client_type`] names it.
+fn type_of(h: &ClientHandle) -> usize {
+    if h.master.load(std::sync::atomic::Ordering::Relaxed) {
+        usize::MAX
+    } else {
+        keel_engine::client::class_of(h)
     }
 }
 
@@ -509,7 +518,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError
             let class = parse_client_type(args.next_arg()?)?;
             all_clients(ctx)
                 .into_iter()
-                .filter(|h| keel_engine::client::class_of(h) == class)
+                .filter(|h| type_of(h) == class)
                 .collect()
         }
         Some(opt) if is(opt, "ID") && args.remaining() >= 1 => {
@@ -581,9 +590,7 @@ impl KillFilter<'_> {
             && self.addr.is_none_or(|a| h.addr.as_bytes() == a)
             && self.laddr.is_none_or(|a| h.laddr.as_bytes() == a)
             && self.user.is_none_or(|u| h.user.lock().as_bytes() == u)
-            && self
-                .class
-                .is_none_or(|c| keel_engine::client::class_of(h) == c)
+            && self.class.is_none_or(|c| type_of(h) == c)
     }
 }
 

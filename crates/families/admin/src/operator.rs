@@ -375,12 +375,55 @@ pub(crate) const ROLE: CommandSpec = CommandSpec {
     run: role,
 };
 
-/// A primary without replicas: role, replication offset, replica list.
-fn role(_ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+/// A master: its offset and each online replica's ip, port and
+/// acknowledged offset. A replica: its master, the link's state and the
+/// offset applied (-1 while not connected).
+fn role(ctx: &mut Ctx<'_>, _args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    let e = ctx.engine;
+    if let Some((host, port)) = e.follow.target() {
+        let state = e.follow.state();
+        let offset = if e.follow.link_up() {
+            e.repl.offset() as i64
+        } else {
+            -1
+        };
+        return Ok(Frame::Array(vec![
+            bulk("slave"),
+            Frame::Bulk(host.into_bytes().into()),
+            Frame::Integer(i64::from(port)),
+            bulk(state.role_name()),
+            Frame::Integer(offset),
+        ]));
+    }
+    let replicas = e
+        .repl
+        .replicas()
+        .iter()
+        .filter(|r| r.state() == keel_engine::replication::state::ReplicaState::Online)
+        .map(|r| {
+            Frame::Array(vec![
+                Frame::Bulk(r.ip.lock().clone().into_bytes().into()),
+                Frame::Bulk(
+                    r.port
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                        .to_string()
+                        .into_bytes()
+                        .into(),
+                ),
+                Frame::Bulk(
+                    r.ack_offset
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                        .to_string()
+                        .into_bytes()
+                        .into(),
+                ),
+            ])
+        })
+        .collect();
     Ok(Frame::Array(vec![
         bulk("master"),
-        Frame::Integer(0),
-        Frame::Array(Vec::new()),
+        Frame::Integer(e.repl.offset() as i64),
+        Frame::Array(replicas),
     ]))
 }
 

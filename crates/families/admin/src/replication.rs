@@ -1,11 +1,10 @@
 //! Replication and cluster commands. As a master Keel serves replicas
-//! (PSYNC, SYNC, REPLCONF: see `keel_engine::replication`); it cannot yet
-//! follow a master (`REPLICAOF host port` is refused, naming replication),
-//! WAIT counts no replica yet, and cluster support is disabled: these answer
-//! as Redis answers in that state where that answer is true of Keel
-//! (`REPLICAOF NO ONE` leaves a master as it is, CLUSTER says cluster
-//! support is disabled, FAILOVER finds no replica it could hand over to),
-//! and refuse, naming the missing feature, whatever would need it.
+//! (PSYNC, SYNC, REPLCONF: see `keel_engine::replication`); REPLICAOF makes
+//! it follow one. WAIT counts no replica acknowledgement yet, and cluster
+//! support is disabled: these answer as Redis answers in that state where
+//! that answer is true of Keel (CLUSTER says cluster support is disabled,
+//! FAILOVER finds no replica it could hand over to), and refuse, naming the
+//! missing feature, whatever would need it.
 
 use bytes::Bytes;
 use keel_engine::args::{parse_i64, Args};
@@ -24,11 +23,6 @@ pub static COMMANDS: &[&CommandSpec] = &[
     &READONLY, &READWRITE, &ASKING,
 ];
 
-/// Replication refused by name, in the words of Keel's other refusals.
-fn no_replication() -> CmdError {
-    CmdError::msg("ERR replication is not available in this build of Keel")
-}
-
 pub(crate) const WAIT: CommandSpec = CommandSpec {
     name: "WAIT",
     group: Group::Generic,
@@ -42,30 +36,39 @@ pub(crate) const WAIT: CommandSpec = CommandSpec {
     run: wait,
 };
 
-/// `WAIT numreplicas timeout`: no replica ever acknowledges, so 0 at once
-/// when none is asked for (or inside MULTI), else 0 once the timeout ends;
-/// timeout 0 waits until the client is unblocked, as in Redis.
+/// `WAIT numreplicas timeout`: how many replicas have acknowledged this
+/// client's last write, once `numreplicas` have or the timeout ends (at
+/// once inside MULTI or a script, or when enough already have); timeout 0
+/// waits until they do or the client is unblocked, as in Redis.
 fn wait(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+    if ctx.engine.follow.following() {
+        return Err(CmdError::msg(
+            "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 \
+             if a replica is configured to be writable (which is not the default) writes to \
+             replicas are just local and are not propagated.",
+        ));
+    }
     let wanted = args.next_i64()?;
     let timeout = parse_i64(args.next_arg()?)
         .map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
     if timeout < 0 {
         return Err(CmdError::msg("ERR timeout is negative"));
     }
-    if wanted <= 0 || !ctx.may_block() {
-        return Ok(Frame::Integer(0));
-    }
-    if !ctx.engine.repl.replicas().is_empty() {
-        // Counting their acknowledgements is not built yet: a 0 would say
-        // the replicas are behind when it was never asked.
-        return Err(CmdError::msg(
-            "ERR WAIT for replica acknowledgements is not available in this build of Keel",
-        ));
+    let offset = ctx.session.handle.woff.load(Ordering::Relaxed);
+    let acked = ctx.engine.repl.acked(offset);
+    if acked as i64 >= wanted || !ctx.may_block() {
+        return Ok(Frame::Integer(acked as i64));
     }
     let timeout = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
-    let argv = args.argv();
-    ctx.engine
-        .register_block(ctx.session, argv, &[], timeout, Frame::Integer(0));
+    let argv = args.argv().to_vec();
+    keel_engine::replication::block_wait(
+        ctx.engine,
+        ctx.session,
+        &argv,
+        timeout,
+        offset,
+        wanted as usize,
+    );
     Ok(Frame::Null)
 }
 
@@ -95,18 +98,58 @@ pub(crate) const SLAVEOF: CommandSpec = CommandSpec {
     run: replicaof,
 };
 
-/// `REPLICAOF NO ONE` on a master changes nothing (Redis answers OK); a
-/// master to follow needs replication.
-fn replicaof(_ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
+/// `REPLICAOF host port` follows a master: the server's link connects,
+/// syncs and applies its stream (see `keel_engine::replication::follow`).
+/// `REPLICAOF NO ONE` makes a replica a master again, keeping its data and
+/// its history under a new id; on a master it changes nothing.
+fn replicaof(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
     let host = args.next_arg()?;
     let port = args.next_arg()?;
+    let e = ctx.engine;
+    let who = format!(
+        "id={} addr={} laddr={} name={}",
+        ctx.session.handle.id,
+        ctx.session.handle.addr,
+        ctx.session.handle.laddr,
+        ctx.session
+            .handle
+            .name
+            .lock()
+            .as_ref()
+            .map_or(String::new(), |n| String::from_utf8_lossy(n).into_owned())
+    );
     if host.eq_ignore_ascii_case(b"no") && port.eq_ignore_ascii_case(b"one") {
+        if e.follow.following() {
+            let _ = e.config.set("replicaof", &["no", "one"], true);
+            e.follow.set_target(None, ctx.now_ms());
+            for id in e.repl.promote(random_id(e)) {
+                if let Some(h) = e.clients.lock().get(&id) {
+                    h.kill();
+                }
+            }
+            keel_engine::logging::log_notice(&format!(
+                "MASTER MODE enabled (user request from '{who}')"
+            ));
+        }
         return Ok(Frame::ok());
     }
-    match parse_i64(port) {
-        Ok(p) if (0..=65535).contains(&p) => Err(no_replication()),
-        _ => Err(CmdError::msg("ERR Invalid master port")),
+    let port = match parse_i64(port) {
+        Ok(p) if (0..=65535).contains(&p) => p as u16,
+        _ => return Err(CmdError::msg("ERR Invalid master port")),
+    };
+    let host = String::from_utf8_lossy(host).into_owned();
+    if e.follow.target() == Some((host.clone(), port)) {
+        return Ok(Frame::simple("OK Already connected to specified master"));
     }
+    // CONFIG GET replicaof names the master, as in Redis.
+    let _ = e.config.set("replicaof", &[&host, &port.to_string()], true);
+    e.repl.set_upstream();
+    e.follow
+        .set_target(Some((host.clone(), port)), ctx.now_ms());
+    keel_engine::logging::log_notice(&format!(
+        "REPLICAOF {host}:{port} enabled (user request from '{who}')"
+    ));
+    Ok(Frame::ok())
 }
 
 pub(crate) const FAILOVER: CommandSpec = CommandSpec {
@@ -332,6 +375,7 @@ fn replconf(ctx: &mut Ctx<'_>, args: &mut Args<'_>) -> Result<Frame, CmdError> {
                                 replica_name(r)
                             ));
                         }
+                        keel_engine::replication::acks_arrived(ctx.engine);
                     }
                 }
                 return Ok(Frame::Encoded(Bytes::new()));

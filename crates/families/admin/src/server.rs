@@ -838,9 +838,90 @@ fn info_stats(e: &Engine, out: &mut String) {
 fn info_replication(e: &Engine, out: &mut String) {
     let m = e.repl.info();
     out.push_str("# Replication\r\n");
-    field!(out, "role", "master");
-    field!(out, "connected_slaves", "{}", m.replicas.len());
     let now_ms = e.now_ms();
+    match e.follow.target() {
+        None => field!(out, "role", "master"),
+        Some((host, port)) => {
+            let f = &e.follow;
+            let up = f.link_up();
+            let secs = |ms: u64| now_ms.saturating_sub(ms) / 1000;
+            field!(out, "role", "slave");
+            field!(out, "master_host", "{host}");
+            field!(out, "master_port", "{port}");
+            field!(
+                out,
+                "master_link_status",
+                "{}",
+                if up { "up" } else { "down" }
+            );
+            if up {
+                field!(
+                    out,
+                    "master_last_io_seconds_ago",
+                    "{}",
+                    secs(f.last_io_ms.load(Ordering::Relaxed))
+                );
+            } else {
+                field!(out, "master_last_io_seconds_ago", "-1");
+            }
+            let syncing = f.state() == keel_engine::replication::follow::LinkState::Sync;
+            field!(out, "master_sync_in_progress", "{}", u8::from(syncing));
+            let read = f.read_offset.load(Ordering::Relaxed).max(m.offset);
+            field!(out, "slave_read_repl_offset", "{read}");
+            field!(out, "slave_repl_offset", "{}", m.offset);
+            if syncing {
+                let total = f.sync_total.load(Ordering::Relaxed);
+                let got = f.sync_read.load(Ordering::Relaxed) as i64;
+                let perc = if total > 0 {
+                    got as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                };
+                field!(out, "master_sync_total_bytes", "{total}");
+                field!(out, "master_sync_read_bytes", "{got}");
+                field!(
+                    out,
+                    "master_sync_left_bytes",
+                    "{}",
+                    if total > 0 { total - got } else { -1 }
+                );
+                field!(out, "master_sync_perc", "{perc:.2}");
+                field!(
+                    out,
+                    "master_sync_last_io_seconds_ago",
+                    "{}",
+                    secs(f.last_io_ms.load(Ordering::Relaxed))
+                );
+            }
+            if !up {
+                field!(
+                    out,
+                    "master_link_down_since_seconds",
+                    "{}",
+                    secs(f.down_since_ms.load(Ordering::Relaxed))
+                );
+            }
+            field!(
+                out,
+                "slave_priority",
+                "{}",
+                e.config.get_i64("replica-priority")
+            );
+            field!(
+                out,
+                "slave_read_only",
+                "{}",
+                u8::from(e.config.get_bool("replica-read-only"))
+            );
+            field!(
+                out,
+                "replica_announced",
+                "{}",
+                u8::from(e.config.get_bool("replica-announced"))
+            );
+        }
+    }
+    field!(out, "connected_slaves", "{}", m.replicas.len());
     for (i, r) in m.replicas.iter().enumerate() {
         let ip = r.ip.lock().clone();
         let lag = now_ms.saturating_sub(r.ack_ms.load(Ordering::Relaxed)) / 1000;
@@ -857,7 +938,13 @@ fn info_replication(e: &Engine, out: &mut String) {
     field!(out, "master_replid", "{}", m.replid);
     field!(out, "master_replid2", "{}", m.replid2);
     field!(out, "master_repl_offset", "{}", m.offset);
-    field!(out, "second_repl_offset", "{}", m.second_offset);
+    // Redis prints the first offset the old id no longer covers.
+    let second = if m.second_offset >= 0 {
+        m.second_offset + 1
+    } else {
+        -1
+    };
+    field!(out, "second_repl_offset", "{second}");
     field!(out, "repl_backlog_active", "{}", u8::from(m.backlog_active));
     let size = if m.backlog_active {
         m.backlog_size as i64
