@@ -26,9 +26,10 @@ bench:
 # a JDK and Maven (for the Jedis tests), gcc (the disk-fault shim of tests/faults) and
 # redis-py in a local virtualenv.
 deps:
-	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then \
+	@if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null || \
+		! command -v redis-sentinel >/dev/null; then \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools redis-sentinel; \
 	fi
 	@if ! command -v openssl >/dev/null; then \
 		$(SUDO) apt-get update -qq && \

@@ -93,8 +93,8 @@ class Control:
 class Proc:
     """redis-server or keel-server with its data in `d`, logging to a file."""
 
-    def __init__(self, kind, d, *args, env=None):
-        self.kind, self.dir, self.port = kind, d, free_port()
+    def __init__(self, kind, d, *args, env=None, port=None):
+        self.kind, self.dir, self.port = kind, d, port or free_port()
         self.log = os.path.join(tempfile.mkdtemp(prefix="keel-faults-log-"), "server.log")
         exe = REDIS_SERVER if kind == "redis" else BINARY
         self.args = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", d,

@@ -14,12 +14,14 @@ import redis
 from test_faults import Proc
 
 
-def Node(kind, *args):
-    """redis-server or keel-server in a fresh directory, logging to a file.
-    A Redis master starts a full sync at once rather than after 5 s."""
+def Node(kind, *args, port=None, dir=None):
+    """redis-server or keel-server in a fresh directory (or `dir`), logging
+    to a file. A Redis master starts a full sync at once rather than after
+    5 s."""
     if kind == "redis":
         args = ("--repl-diskless-sync-delay", "0", *args)
-    n = Proc(kind, tempfile.mkdtemp(prefix=f"keel-repl-{kind}-"), "--save", "", *args)
+    d = dir or tempfile.mkdtemp(prefix=f"keel-repl-{kind}-")
+    n = Proc(kind, d, "--save", "", *args, port=port)
     n.r = redis.Redis(port=n.port, decode_responses=True, socket_timeout=10,
                       encoding_errors="backslashreplace")
     return n
@@ -29,8 +31,8 @@ def Node(kind, *args):
 def nodes():
     started = []
 
-    def start(kind, *args):
-        n = Node(kind, *args)
+    def start(kind, *args, port=None, dir=None):
+        n = Node(kind, *args, port=port, dir=dir)
         started.append(n)
         return n
 
@@ -202,6 +204,36 @@ def test_a_killed_link_resumes_with_a_partial_resync(nodes, mkind, rkind):
     until(lambda: in_sync(master, replica), what="the resync")
     assert "Successful partial resynchronization with master" in replica.log_text()
     assert same_data(master, replica) == (True, [])
+
+
+@pytest.mark.parametrize("mkind,rkind", PAIRS)
+def test_a_replica_restarted_from_its_snapshot_resumes_with_a_partial_resync(nodes, mkind, rkind):
+    master = nodes(mkind)
+    fill(master.r, "a", 50)
+    args = ("--replicaof", "127.0.0.1", str(master.port))
+    replica = nodes(rkind, *args)
+    until(lambda: in_sync(master, replica), what="the first sync")
+    master.r.execute_command("SELECT", 5)
+    master.r.set("in-db-5", "x")
+    master.r.execute_command("SELECT", 0)
+    until(lambda: in_sync(master, replica), what="the stream")
+    # Saved at shutdown: the snapshot holds the master's id and offset.
+    try:
+        replica.r.execute_command("SHUTDOWN", "SAVE")
+    except redis.ConnectionError:
+        pass
+    replica.proc.wait(timeout=10)
+    # Written meanwhile in the database the stream was last in.
+    master.r.execute_command("SELECT", 5)
+    master.r.set("while-down", "y")
+    master.r.execute_command("SELECT", 0)
+    fill(master.r, "b", 20)
+    back = nodes(rkind, *args, dir=replica.dir)
+    until(lambda: in_sync(master, back), what="the resync after the restart")
+    log = back.log_text()
+    assert "Successful partial resynchronization with master" in log
+    assert "Full resync from master" not in log
+    assert same_data(master, back) == (True, [])
 
 
 @pytest.mark.parametrize("mkind,rkind", PAIRS)

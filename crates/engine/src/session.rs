@@ -33,6 +33,9 @@ pub struct Session {
     /// The link to this replica's master: what it sends is applied as it
     /// comes (no read-only, memory or disk refusal), and nothing is replied.
     pub master: bool,
+    /// The master's bytes of the command being applied (of a whole
+    /// transaction, until its EXEC), fed on once it has run.
+    pub upstream_raw: Option<Vec<u8>>,
     /// Close the connection after writing the pending replies (QUIT).
     pub close_after_reply: bool,
     pub handle: Arc<ClientHandle>,
@@ -115,6 +118,7 @@ impl Session {
             no_touch: false,
             no_evict: false,
             master: false,
+            upstream_raw: None,
             close_after_reply: false,
             handle,
             blocked: None,

@@ -374,6 +374,7 @@ impl Link<'_> {
             }
         }
         self.e.follow.read_offset.store(offset, Ordering::Relaxed);
+        self.e.follow.stream_db.store(0, Ordering::Relaxed);
         if self.e.persist.aof.on() {
             // The AOF has the old dataset: a rewrite gives it the new one.
             self.e
@@ -397,6 +398,8 @@ impl Link<'_> {
     fn stream(&mut self, laddr: String, host: &str, port: u16) -> Res<()> {
         let e = self.e;
         let mut session = e.master_session(format!("{host}:{port}"), laddr);
+        // The stream goes on in the database it was in (0 after a full sync).
+        session.db = e.follow.stream_db.load(Ordering::Relaxed) as usize;
         let result = self.apply(&mut session);
         e.disconnect(&mut session);
         result
@@ -435,11 +438,25 @@ impl Link<'_> {
                     self.ack()?;
                     acked = Instant::now();
                 }
-                let _applying = e.follow.apply.lock();
+                // The executor feeds the bytes on under the command's locks
+                // (see `Session::upstream_raw`); a transaction's go on whole
+                // at its EXEC, as a Redis replica proxies them.
+                match session.upstream_raw.as_mut() {
+                    Some(held) => held.extend_from_slice(&raw),
+                    None => session.upstream_raw = Some(raw.to_vec()),
+                }
                 if !getack && !argv.is_empty() {
                     e.execute(session, argv);
                 }
-                e.repl.feed_raw(&raw);
+                if session.multi.is_none() {
+                    // What ran nothing under a lock (PING, SELECT, an error).
+                    if let Some(held) = session.upstream_raw.take() {
+                        e.repl.feed_raw(&held);
+                    }
+                }
+                e.follow
+                    .stream_db
+                    .store(session.db as u64, Ordering::Relaxed);
             }
             e.follow
                 .read_offset

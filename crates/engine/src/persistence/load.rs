@@ -16,10 +16,13 @@ use std::time::Instant;
 pub type Insert<'a> = dyn FnMut(usize, &[u8], keel_store::Value, u64) + 'a;
 
 /// What one load read.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Loaded {
     pub keys: u64,
     pub expired: u64,
+    /// The replication history the snapshot is the state of (its
+    /// `repl-id`, `repl-offset` and `repl-stream-db` fields), if it says.
+    pub repl: Option<(String, u64, usize)>,
 }
 
 /// Read the RDB at `path` into the keyspace. A key already present is
@@ -72,7 +75,10 @@ fn read_rdb(
                 engine.scripting.bump_generation();
                 continue;
             }
-            Ok(None) => return Ok((out, None)),
+            Ok(None) => {
+                out.repl = repl_of(r.aux());
+                return Ok((out, None));
+            }
             Err(e) => match keel_persist::aof::rdb_tail_start(&e) {
                 Some(at) if tail => return Ok((out, Some(at as u64))),
                 _ => return Err(bad(e)),
@@ -114,6 +120,19 @@ fn read_rdb(
             ));
         }
     }
+}
+
+/// The `repl-*` fields of a snapshot, when all three are there and sound.
+fn repl_of(aux: &[(Vec<u8>, Vec<u8>)]) -> Option<(String, u64, usize)> {
+    let get = |name: &[u8]| {
+        aux.iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| std::str::from_utf8(v).ok())
+    };
+    let id = get(b"repl-id").filter(|id| id.len() == 40)?;
+    let offset = get(b"repl-offset")?.parse::<u64>().ok()?;
+    let db = get(b"repl-stream-db")?.parse::<usize>().ok()?;
+    Some((id.to_string(), offset, db))
 }
 
 /// Insert into the keyspace, one shard lock per key (start-up: nobody else

@@ -48,6 +48,14 @@ pub fn start(engine: &Arc<crate::Engine>) -> Result<(), String> {
                 p.stats
                     .load_keys_expired
                     .store(l.expired, Ordering::Relaxed);
+                // A replica resumes its master's history from its snapshot,
+                // as Redis's does, so its first PSYNC can continue it.
+                if let Some((id, offset, db)) = l.repl.as_ref() {
+                    if !engine.config.get("replicaof").is_empty() {
+                        engine.repl.restore(id, *offset);
+                        engine.follow.stream_db.store(*db as u64, Ordering::Relaxed);
+                    }
+                }
             })
         } else {
             Ok(())

@@ -113,32 +113,48 @@ impl<W: std::io::Write> ImageWriter<W> {
     }
 }
 
+/// Note the replication history at a flip (every shard locked: a replica
+/// feeds its master's bytes on under the command's locks, so the offset is
+/// the data's), for the image's `repl-*` fields.
+fn capture_repl(engine: &Engine) {
+    let repl = engine.repl.active().then(|| {
+        let (id, offset) = engine.repl.history();
+        let db = engine.follow.stream_db.load(Ordering::Relaxed);
+        (id, offset, db)
+    });
+    *engine.persist.snapshot_repl.lock() = repl;
+}
+
 fn options(engine: &Engine, aof_base: bool) -> WriteOptions {
     let c = &engine.config;
     let now_s = engine.now_ms() / 1000;
+    let mut aux = vec![
+        (
+            b"redis-ver".to_vec(),
+            crate::version::REDIS_VERSION.as_bytes().to_vec(),
+        ),
+        (b"redis-bits".to_vec(), b"64".to_vec()),
+        (b"ctime".to_vec(), now_s.to_string().into_bytes()),
+        (
+            b"used-mem".to_vec(),
+            (engine.used_memory)().to_string().into_bytes(),
+        ),
+    ];
+    if !aof_base {
+        // As Redis: a snapshot says which replication history it is the
+        // state of, so a replica restarted from it can continue (PSYNC).
+        if let Some((id, offset, db)) = engine.persist.snapshot_repl.lock().clone() {
+            aux.push((b"repl-stream-db".to_vec(), db.to_string().into_bytes()));
+            aux.push((b"repl-id".to_vec(), id.into_bytes()));
+            aux.push((b"repl-offset".to_vec(), offset.to_string().into_bytes()));
+        }
+    }
+    let base: &[u8] = if aof_base { b"1" } else { b"0" };
+    aux.push((b"aof-base".to_vec(), base.to_vec()));
     WriteOptions {
         compress: c.get_bool("rdbcompression"),
         checksum: c.get_bool("rdbchecksum"),
-        aux: vec![
-            (
-                b"redis-ver".to_vec(),
-                crate::version::REDIS_VERSION.as_bytes().to_vec(),
-            ),
-            (b"redis-bits".to_vec(), b"64".to_vec()),
-            (b"ctime".to_vec(), now_s.to_string().into_bytes()),
-            (
-                b"used-mem".to_vec(),
-                (engine.used_memory)().to_string().into_bytes(),
-            ),
-            (
-                b"aof-base".to_vec(),
-                if aof_base {
-                    b"1".to_vec()
-                } else {
-                    b"0".to_vec()
-                },
-            ),
-        ],
+        aux,
     }
 }
 
@@ -325,6 +341,7 @@ pub fn save_with(
         });
     }
     let counts = flip(dbs, for_each);
+    capture_repl(engine);
     let libs = libraries(engine);
     let tmp = PathBuf::from(format!("temp-{}.rdb", std::process::id()));
     let dirty = engine.stats.dirty();
@@ -453,6 +470,7 @@ fn flip_with(
     match locks {
         Locks::Held(ctx) => {
             let c = flip(dbs, &mut |f| ctx.for_each_shard(|s| f(s)));
+            capture_repl(engine);
             also();
             c
         }
@@ -467,6 +485,7 @@ fn flip_with(
                     f(g);
                 }
             });
+            capture_repl(engine);
             also();
             c
         }

@@ -57,6 +57,9 @@ pub struct Persistence {
     pub shutdown_done: AtomicBool,
     /// Writes are refused (stop-writes-on-bgsave-error after a failed save).
     pub writes_refused: AtomicBool,
+    /// The replication id, offset and stream database at the last
+    /// snapshot's flip, for its RDB's `repl-*` fields (None: no history).
+    pub snapshot_repl: Mutex<Option<(String, u64, u64)>>,
     pub stats: PersistStats,
 }
 
@@ -79,6 +82,7 @@ impl Default for Persistence {
             job_gen: AtomicU64::new(0),
             shutdown_done: AtomicBool::new(false),
             writes_refused: AtomicBool::new(false),
+            snapshot_repl: Mutex::new(None),
             stats,
         }
     }

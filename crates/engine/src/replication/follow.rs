@@ -74,10 +74,9 @@ pub struct Follow {
     pub sync_started_ms: AtomicU64,
     /// Bytes of the stream read from the master (`slave_read_repl_offset`).
     pub read_offset: AtomicU64,
-    /// Held by the link while it applies one command and feeds its bytes
-    /// on, and by a full sync of this server's own replicas around its
-    /// snapshot's flip: the image and the offset it names then agree.
-    pub apply: Mutex<()>,
+    /// The database the master's stream is in (its last SELECT), as a
+    /// snapshot records it and a restart from that snapshot resumes in.
+    pub stream_db: AtomicU64,
 }
 
 impl Default for Follow {
@@ -94,7 +93,7 @@ impl Default for Follow {
             sync_read: AtomicU64::new(0),
             sync_started_ms: AtomicU64::new(0),
             read_offset: AtomicU64::new(0),
-            apply: Mutex::new(()),
+            stream_db: AtomicU64::new(0),
         }
     }
 }

@@ -148,12 +148,6 @@ pub fn start_full_sync(engine: &Engine, r: &Arc<Replica>) -> Option<FullSync> {
     };
     let done = pipe.clone();
     let mut line = String::new();
-    // A replica's stream is its master's, applied by the link: no command
-    // may be half applied (run, its bytes not yet counted) at the flip.
-    let _applying = engine
-        .follow
-        .following()
-        .then(|| engine.follow.apply.lock());
     let started = start_image_to(
         engine,
         Locks::Take,

@@ -351,6 +351,15 @@ impl Master {
         s.replicas.drain(..).map(|r| r.client_id).collect()
     }
 
+    /// A replica restarted from its own snapshot: the history it holds is
+    /// the master's up to `offset`, for its first PSYNC.
+    pub fn restore(&self, replid: &str, offset: u64) {
+        let mut s = self.stream.lock();
+        s.replid = replid.to_string();
+        s.offset = offset;
+        self.offset.store(offset, Ordering::Release);
+    }
+
     /// The id and offset a PSYNC to a master offers: this server's history.
     pub fn history(&self) -> (String, u64) {
         let s = self.stream.lock();
