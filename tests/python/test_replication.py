@@ -5,7 +5,9 @@ with a partial resync after its link is killed, and falls back to a full
 sync when the backlog no longer holds what it missed. Each check compares
 the two servers' datasets key by key, TTLs included."""
 
+import socket
 import tempfile
+import threading
 import time
 
 import pytest
@@ -318,3 +320,114 @@ def test_psync_and_replconf_answer_as_redis_does(nodes):
             c.execute_command("PSYNC", "?", "notanumber")
         assert str(e.value) == "value is not an integer or out of range"
 
+
+
+class FakeMaster:
+    """A master that answers the handshake and then sends `payload` after
+    `+FULLRESYNC`, and closes: a snapshot cut short, or one no server can
+    load. Counts the syncs it was asked for."""
+
+    def __init__(self, payload):
+        self.payload = payload
+        self.syncs = 0
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            with conn:
+                conn.settimeout(5)
+                try:
+                    self.handshake(conn)
+                except OSError:
+                    pass
+
+    def handshake(self, conn):
+        buf = b""
+        while True:
+            cmd, buf = self.command(conn, buf)
+            if cmd is None:
+                return
+            name = cmd[0].upper()
+            if name == b"PSYNC":
+                self.syncs += 1
+                conn.sendall(b"+FULLRESYNC " + b"f" * 40 + b" 0\r\n" + self.payload)
+                time.sleep(0.2)
+                return
+            conn.sendall(b"+PONG\r\n" if name == b"PING" else b"+OK\r\n")
+
+    @staticmethod
+    def command(conn, buf):
+        """One multibulk command from `conn` (None at EOF), and what follows it."""
+        while True:
+            parsed = FakeMaster.parse(buf)
+            if parsed is not None:
+                return parsed
+            chunk = conn.recv(4096)
+            if not chunk:
+                return None, buf
+            buf += chunk
+
+    @staticmethod
+    def parse(buf):
+        if not buf.startswith(b"*") or b"\r\n" not in buf:
+            return None
+        head, rest = buf.split(b"\r\n", 1)
+        args = []
+        for _ in range(int(head[1:])):
+            if b"\r\n" not in rest:
+                return None
+            size, rest = rest.split(b"\r\n", 1)
+            n = int(size[1:])
+            if len(rest) < n + 2:
+                return None
+            args.append(rest[:n])
+            rest = rest[n + 2:]
+        return args, rest
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+
+@pytest.mark.parametrize("kind", ["keel", "redis"])
+def test_a_snapshot_cut_short_leaves_the_dataset_and_the_replica_retries(nodes, kind):
+    fake = FakeMaster(b"$100000\r\nREDIS0009" + b"\x00" * 100)
+    try:
+        n = nodes(kind)
+        n.r.set("old", "1")
+        n.r.execute_command("REPLICAOF", "127.0.0.1", fake.port)
+        until(lambda: fake.syncs >= 2, what="a second try")
+        assert n.r.get("old") == "1"
+        assert n.r.info("replication")["master_link_status"] == "down"
+    finally:
+        fake.close()
+
+
+@pytest.mark.parametrize("kind", ["keel", "redis"])
+def test_a_snapshot_of_an_unknown_version_is_refused_and_nothing_is_served(nodes, kind):
+    rdb = b"REDIS0099" + b"\xff" + b"\x00" * 8
+    fake = FakeMaster(b"$%d\r\n" % len(rdb) + rdb)
+    try:
+        n = nodes(kind)
+        n.r.set("old", "1")
+        n.r.execute_command("REPLICAOF", "127.0.0.1", fake.port)
+        until(lambda: "Failed trying to load the MASTER synchronization DB from disk"
+              in n.log_text(), what="the load to fail")
+        assert n.r.dbsize() == 0
+        assert n.r.info("replication")["master_link_status"] == "down"
+        until(lambda: fake.syncs >= 2, what="a second try")
+    finally:
+        fake.close()

@@ -315,47 +315,21 @@ impl Link<'_> {
         let mut file = std::fs::File::create(&tmp).map_err(|e| {
             format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
         })?;
-        let mut got: u64 = 0;
-        let write = |file: &mut std::fs::File, data: &[u8]| {
-            file.write_all(data)
-                .map_err(|e| format!("Write error writing to the DB file {}: {e}", tmp.display()))
-        };
-        loop {
-            match (length, mark.as_deref()) {
-                (Some(n), _) => {
-                    let take = (self.buf.len() as u64).min(n - got) as usize;
-                    let data = self.buf.split_to(take);
-                    write(&mut file, &data)?;
-                    got += take as u64;
-                    if got == n {
-                        break;
-                    }
-                }
-                (None, Some(m)) => {
-                    if self.buf.len() >= m.len() && self.buf.ends_with(m) {
-                        let data = self.buf.split_to(self.buf.len() - m.len());
-                        self.buf.clear();
-                        write(&mut file, &data)?;
-                        break;
-                    }
-                    // Hold back what could be the start of the mark.
-                    let keep = m.len().min(self.buf.len());
-                    let data = self.buf.split_to(self.buf.len() - keep);
-                    got += data.len() as u64;
-                    write(&mut file, &data)?;
-                }
-                (None, None) => unreachable!("a snapshot has a length or a mark"),
+        let received = self.receive(&mut file, length, mark.as_deref());
+        let outcome = received.and_then(|whole| {
+            if whole {
+                file.sync_all()
+                    .map_err(|e| format!("Failed trying to sync the temp DB to disk: {e}"))?;
             }
-            f.sync_read.store(got, Ordering::Relaxed);
-            if !self.fill(false)? {
-                drop(file);
-                let _ = std::fs::remove_file(&tmp);
-                return Ok(false);
-            }
-        }
-        file.sync_all()
-            .map_err(|e| format!("Failed trying to sync the temp DB to disk: {e}"))?;
+            Ok(whole)
+        });
         drop(file);
+        if outcome != Ok(true) {
+            // A snapshot cut short (the link dropped, REPLICAOF changed) or
+            // not written whole is thrown away; the dataset is untouched.
+            let _ = std::fs::remove_file(&tmp);
+            return outcome;
+        }
         std::fs::rename(&tmp, &dest).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             format!(
@@ -387,6 +361,52 @@ impl Link<'_> {
             loaded.keys
         ));
         Ok(true)
+    }
+
+    /// Copy the snapshot from the link into `file`: `length` bytes, or up
+    /// to the EOF `mark`. False when the link is no longer wanted.
+    fn receive(
+        &mut self,
+        file: &mut std::fs::File,
+        length: Option<u64>,
+        mark: Option<&[u8]>,
+    ) -> Res<bool> {
+        let mut got: u64 = 0;
+        let write = |file: &mut std::fs::File, data: &[u8]| {
+            file.write_all(data)
+                .map_err(|e| format!("Write error writing the temp DB to disk: {e}"))
+        };
+        loop {
+            match (length, mark) {
+                (Some(n), _) => {
+                    let take = (self.buf.len() as u64).min(n - got) as usize;
+                    let data = self.buf.split_to(take);
+                    write(file, &data)?;
+                    got += take as u64;
+                    if got == n {
+                        return Ok(true);
+                    }
+                }
+                (None, Some(m)) => {
+                    if self.buf.len() >= m.len() && self.buf.ends_with(m) {
+                        let data = self.buf.split_to(self.buf.len() - m.len());
+                        self.buf.clear();
+                        write(file, &data)?;
+                        return Ok(true);
+                    }
+                    // Hold back what could be the start of the mark.
+                    let keep = m.len().min(self.buf.len());
+                    let data = self.buf.split_to(self.buf.len() - keep);
+                    got += data.len() as u64;
+                    write(file, &data)?;
+                }
+                (None, None) => return Err("a snapshot has a length or a mark".into()),
+            }
+            self.e.follow.sync_read.store(got, Ordering::Relaxed);
+            if !self.fill(false)? {
+                return Ok(false);
+            }
+        }
     }
 
     fn ack(&mut self) -> Res<()> {
