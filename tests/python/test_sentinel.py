@@ -21,6 +21,7 @@ from conftest import free_port
 from test_replication import nodes, until  # noqa: F401 (nodes is a fixture)
 
 SENTINEL = shutil.which("redis-sentinel")
+GO_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "clients", "go")
 pytestmark = pytest.mark.skipif(SENTINEL is None, reason="needs Debian's redis-sentinel")
 
 
@@ -65,19 +66,25 @@ def info_of(n):
         return {}
 
 
-@pytest.mark.parametrize("mkind,rkind", [("keel", "keel"), ("redis", "keel"), ("keel", "redis")])
-def test_sentinel_fails_over_and_loses_no_waited_write(nodes, mkind, rkind):
+def watched_set(nodes, mkind, rkind):
+    """A master, two replicas and three Sentinels that know them all."""
     master = nodes(mkind)
     replicas = [nodes(rkind, "--replicaof", "127.0.0.1", str(master.port)) for _ in range(2)]
     until(lambda: master.r.info("replication")["connected_slaves"] == 2
           and all(info_of(r).get("master_link_status") == "up" for r in replicas),
           what="both replicas")
     sentinels = [SentinelProc(master.port) for _ in range(3)]
+    # Each Sentinel knows the others and both replicas before the kill.
+    until(lambda: all(len(s.r.execute_command("SENTINEL", "SENTINELS", "mymaster")) == 2
+                      and len(s.replicas()) == 2 for s in sentinels),
+          timeout=30, what="the sentinels to find each other and the replicas")
+    return master, replicas, sentinels
+
+
+@pytest.mark.parametrize("mkind,rkind", [("keel", "keel"), ("redis", "keel"), ("keel", "redis")])
+def test_sentinel_fails_over_and_loses_no_waited_write(nodes, mkind, rkind):
+    master, replicas, sentinels = watched_set(nodes, mkind, rkind)
     try:
-        # Each Sentinel knows the others and both replicas before the kill.
-        until(lambda: all(len(s.r.execute_command("SENTINEL", "SENTINELS", "mymaster")) == 2
-                          and len(s.replicas()) == 2 for s in sentinels),
-              timeout=30, what="the sentinels to find each other and the replicas")
         client = Sentinel([("127.0.0.1", s.port) for s in sentinels], socket_timeout=2)
         w = client.master_for("mymaster", socket_timeout=2, decode_responses=True)
         waited = []
@@ -119,3 +126,24 @@ def _writes(w):
         return w.set("after", "1")
     except (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError):
         return False
+
+
+def test_a_go_redis_failover_client_keeps_working_across_a_failover(nodes):
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is not installed: the go-redis tests need it")
+    master, replicas, sentinels = watched_set(nodes, "keel", "keel")
+    try:
+        env = {**os.environ,
+               "KEEL_SENTINELS": ",".join(f"127.0.0.1:{s.port}" for s in sentinels),
+               "KEEL_MASTER_PID": str(master.proc.pid)}
+        env.pop("KEEL_ADDR", None)
+        out = subprocess.run([go, "test", "-count=1", "-v", "-run", "TestFailoverClient", "./..."],
+                             cwd=GO_DIR, env=env, capture_output=True, text=True, timeout=300)
+        text = out.stdout + out.stderr
+        assert out.returncode == 0, text
+        assert "--- PASS: TestFailoverClientAcrossAFailover" in text, text
+        master.proc.wait(timeout=10)
+    finally:
+        for s in sentinels:
+            s.stop()
