@@ -1,7 +1,7 @@
 //! Replication and cluster commands. As a master Keel serves replicas
-//! (PSYNC, SYNC, REPLCONF: see `keel_engine::replication`); REPLICAOF makes
-//! it follow one. WAIT counts no replica acknowledgement yet, and cluster
-//! support is disabled: these answer as Redis answers in that state where
+//! (PSYNC, SYNC, REPLCONF: see `keel_engine::replication`) and WAIT counts
+//! their acknowledgements; REPLICAOF makes it follow one. FAILOVER and the
+//! cluster are not built: these answer as Redis answers in that state where
 //! that answer is true of Keel (CLUSTER says cluster support is disabled,
 //! FAILOVER finds no replica it could hand over to), and refuse, naming the
 //! missing feature, whatever would need it.
