@@ -312,6 +312,11 @@ impl MonitorFeed {
         }
     }
 
+    /// Bytes waiting in the feed.
+    pub fn queued(&self) -> usize {
+        self.state.lock().lines.len()
+    }
+
     /// Whether the feed was removed (RESET, disconnect): nothing more comes.
     pub fn is_closed(&self) -> bool {
         self.state.lock().closed

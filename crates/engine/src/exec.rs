@@ -576,13 +576,12 @@ fn drain_expired_found(ctx: &mut Ctx<'_>, at: usize) {
 /// Flush what a top-level command produced: effects to the sink (locks still
 /// held) and hit/miss counters.
 pub(crate) fn finish(ctx: &mut Ctx<'_>) {
-    if ctx.session.master && ctx.session.multi.is_none() {
+    if ctx.session.master && ctx.session.multi.is_none() && !ctx.session.upstream_raw.is_empty() {
         // A replica applying its master's stream: the command's bytes go on
         // to this server's stream while its locks are held, so a snapshot's
         // flip sees the data and the offset agree.
-        if let Some(raw) = ctx.session.upstream_raw.take() {
-            ctx.engine.repl.feed_raw(&raw);
-        }
+        let raw = std::mem::take(&mut ctx.session.upstream_raw);
+        ctx.engine.repl.feed_raw(&raw);
     }
     let aof = &ctx.engine.persist.aof;
     if ctx.effects.is_empty() {

@@ -35,7 +35,7 @@ pub struct Session {
     pub master: bool,
     /// The master's bytes of the command being applied (of a whole
     /// transaction, until its EXEC), fed on once it has run.
-    pub upstream_raw: Option<Vec<u8>>,
+    pub upstream_raw: Vec<bytes::Bytes>,
     /// Close the connection after writing the pending replies (QUIT).
     pub close_after_reply: bool,
     pub handle: Arc<ClientHandle>,
@@ -118,7 +118,7 @@ impl Session {
             no_touch: false,
             no_evict: false,
             master: false,
-            upstream_raw: None,
+            upstream_raw: Vec::new(),
             close_after_reply: false,
             handle,
             blocked: None,

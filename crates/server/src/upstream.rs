@@ -431,52 +431,62 @@ impl Link<'_> {
         self.ack()?;
         let mut acked = Instant::now();
         let limits = keel_resp::RequestLimits::default();
+        let mut batch: Vec<(Vec<Bytes>, Bytes)> = Vec::new();
         loop {
             loop {
-                let req = keel_resp::parse_request(&self.buf, &limits)
-                    .map_err(|err| format!("Protocol error from MASTER: {err}"))?;
-                let Some(req) = req else { break };
-                // The request's bytes as read go on to this server's backlog
-                // and replicas (a newline keepalive too: it counts in the
-                // offset, as Redis counts it).
-                let (argv, raw): (Vec<Bytes>, Bytes) = match req {
-                    keel_resp::Request::Ranges { args, consumed } => {
-                        let raw = self.buf.split_to(consumed).freeze();
-                        let argv = args.iter().map(|&(a, b)| raw.slice(a..b)).collect();
-                        (argv, raw)
+                // What is read is parsed first and the keys hinted, so the
+                // commands' cache misses overlap as a pipeline's do.
+                while batch.len() < 64 {
+                    let req = keel_resp::parse_request(&self.buf, &limits)
+                        .map_err(|err| format!("Protocol error from MASTER: {err}"))?;
+                    let Some(req) = req else { break };
+                    // The request's bytes as read go on to this server's
+                    // backlog and replicas (a newline keepalive too: it counts
+                    // in the offset, as Redis counts it).
+                    batch.push(match req {
+                        keel_resp::Request::Ranges { args, consumed } => {
+                            let raw = self.buf.split_to(consumed).freeze();
+                            let argv = args.iter().map(|&(a, b)| raw.slice(a..b)).collect();
+                            (argv, raw)
+                        }
+                        keel_resp::Request::Owned { args, consumed } => {
+                            let raw = self.buf.split_to(consumed).freeze();
+                            (args.into_iter().map(Bytes::from).collect(), raw)
+                        }
+                    });
+                }
+                if batch.is_empty() {
+                    break;
+                }
+                for (argv, _) in &batch {
+                    e.prefetch(session, argv);
+                }
+                let mut tick = keel_engine::clock::Tick::new(&*e.clock);
+                for (argv, raw) in batch.drain(..) {
+                    let getack = argv.len() >= 2
+                        && argv[0].eq_ignore_ascii_case(b"REPLCONF")
+                        && argv[1].eq_ignore_ascii_case(b"GETACK");
+                    if getack {
+                        // The offset before the GETACK, as Redis's replica answers.
+                        self.ack()?;
+                        acked = Instant::now();
                     }
-                    keel_resp::Request::Owned { args, consumed } => {
-                        let raw = self.buf.split_to(consumed).freeze();
-                        (args.into_iter().map(Bytes::from).collect(), raw)
+                    // The executor feeds the bytes on under the command's
+                    // locks (see `Session::upstream_raw`); a transaction's go
+                    // on whole at its EXEC, as a Redis replica proxies them.
+                    session.upstream_raw.push(raw);
+                    if !getack && !argv.is_empty() {
+                        e.execute_with(session, &argv, &mut tick, None);
                     }
-                };
-                let getack = argv.len() >= 2
-                    && argv[0].eq_ignore_ascii_case(b"REPLCONF")
-                    && argv[1].eq_ignore_ascii_case(b"GETACK");
-                if getack {
-                    // The offset before the GETACK, as Redis's replica answers.
-                    self.ack()?;
-                    acked = Instant::now();
-                }
-                // The executor feeds the bytes on under the command's locks
-                // (see `Session::upstream_raw`); a transaction's go on whole
-                // at its EXEC, as a Redis replica proxies them.
-                match session.upstream_raw.as_mut() {
-                    Some(held) => held.extend_from_slice(&raw),
-                    None => session.upstream_raw = Some(raw.to_vec()),
-                }
-                if !getack && !argv.is_empty() {
-                    e.execute(session, argv);
-                }
-                if session.multi.is_none() {
-                    // What ran nothing under a lock (PING, SELECT, an error).
-                    if let Some(held) = session.upstream_raw.take() {
+                    if session.multi.is_none() && !session.upstream_raw.is_empty() {
+                        // What ran nothing under a lock (PING, SELECT, an error).
+                        let held = std::mem::take(&mut session.upstream_raw);
                         e.repl.feed_raw(&held);
                     }
+                    e.follow
+                        .stream_db
+                        .store(session.db as u64, Ordering::Relaxed);
                 }
-                e.follow
-                    .stream_db
-                    .store(session.db as u64, Ordering::Relaxed);
             }
             e.follow
                 .read_offset

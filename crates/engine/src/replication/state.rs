@@ -325,9 +325,11 @@ impl Master {
 
     /// Bytes of the master's stream, applied: they go on, unchanged, to the
     /// backlog and to this server's own replicas.
-    pub fn feed_raw(&self, bytes: &[u8]) {
+    pub fn feed_raw(&self, pieces: &[Bytes]) {
         let mut s = self.stream.lock();
-        Self::add(&mut s, bytes);
+        for p in pieces {
+            Self::add(&mut s, p);
+        }
         self.offset.store(s.offset, Ordering::Release);
     }
 

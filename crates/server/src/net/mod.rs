@@ -1620,6 +1620,9 @@ fn flush_messages(feed: &keel_engine::monitor::MonitorFeed, wbuf: &mut BytesMut)
 
 /// Read for a monitoring client: while it sends nothing, write the lines fed to
 /// it (none while its replies are off). Monitors never time out, as in Redis.
+/// A replica's link writes at once past this much queued stream.
+const REPLICA_BATCH: usize = 64 << 10;
+
 async fn monitor_read<S: Conn>(
     engine: &Engine,
     session: &Session,
@@ -1656,6 +1659,12 @@ async fn monitor_read<S: Conn>(
                 }
             } => return Ok(Wait::Closed),
             _ = feed.ready() => {
+                if session.handle.replica.load(Ordering::Relaxed) && feed.queued() < REPLICA_BATCH {
+                    // A replica's stream is written a millisecond's worth at
+                    // a time (as Redis writes it once per event loop), not a
+                    // write or a wake-up per command.
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
                 feed.take_into(&mut lines);
                 // MONITOR's lines are dropped while replies are off, pushes are
                 // not. Written like replies: under the output buffer limits, and
