@@ -431,3 +431,48 @@ def test_a_snapshot_of_an_unknown_version_is_refused_and_nothing_is_served(nodes
         until(lambda: fake.syncs >= 2, what="a second try")
     finally:
         fake.close()
+
+
+@pytest.mark.parametrize("kind", ["keel", "redis"])
+def test_min_replicas_to_write_refuses_writes_without_good_replicas(nodes, kind):
+    master = nodes(kind, "--min-replicas-to-write", "1", "--min-replicas-max-lag", "10")
+    with pytest.raises(redis.ResponseError) as e:
+        master.r.set("k", "v")
+    assert str(e.value) == "NOREPLICAS Not enough good replicas to write."
+    assert master.r.get("k") is None
+    p = master.r.pipeline(transaction=True)
+    p.set("k", "v")
+    with pytest.raises(redis.ResponseError) as e:
+        p.execute()
+    assert "Not enough good replicas to write." in str(e.value)
+    assert master.r.get("k") is None
+    replica = nodes(kind, "--replicaof", "127.0.0.1", str(master.port))
+    until(lambda: in_sync(master, replica), what="the sync")
+    until(lambda: _set_ok(master.r), what="writes to be accepted with a good replica")
+    master.r.config_set("min-replicas-to-write", 2)
+    until(lambda: not _set_ok(master.r), what="writes to be refused again")
+    master.r.config_set("min-replicas-to-write", 0)
+    until(lambda: _set_ok(master.r), what="the check to be off")
+
+
+def _set_ok(r):
+    try:
+        return r.set("k", "v")
+    except redis.ResponseError as e:
+        assert str(e) == "NOREPLICAS Not enough good replicas to write."
+        return False
+
+
+@pytest.mark.parametrize("kind", ["keel", "redis"])
+def test_the_backlog_is_freed_after_repl_backlog_ttl_without_replicas(nodes, kind):
+    master = nodes(kind, "--repl-backlog-ttl", "1")
+    replica = nodes(kind, "--replicaof", "127.0.0.1", str(master.port))
+    until(lambda: in_sync(master, replica), what="the sync")
+    first = master.r.info("replication")
+    assert first["repl_backlog_active"] == 1
+    replica.r.execute_command("REPLICAOF", "NO", "ONE")
+    until(lambda: master.r.info("replication")["repl_backlog_active"] == 0, timeout=10,
+          what="the backlog to be freed")
+    info = master.r.info("replication")
+    assert info["master_replid"] != first["master_replid"]
+    assert str(info["master_replid2"]).strip("0") == ""

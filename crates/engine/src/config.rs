@@ -351,9 +351,9 @@ pub static DIRECTIVES: &[Directive] = &[
     d("repl-timeout", "60", int(1, I32), true),
     d("repl-disable-tcp-nodelay", "no", Kind::Bool, true),
     d("repl-backlog-size", "1048576", mem(1), true),
-    later(REPLICATION, "repl-backlog-ttl", "3600", int(0, I64), true),
-    later(REPLICATION, "min-replicas-to-write", "0", int(0, I32), true),
-    later(REPLICATION, "min-replicas-max-lag", "10", int(0, I32), true),
+    d("repl-backlog-ttl", "3600", int(0, I64), true),
+    d("min-replicas-to-write", "0", int(0, I32), true),
+    d("min-replicas-max-lag", "10", int(0, I32), true),
     later(REPLICATION, "bind-source-addr", "", Kind::Str, true),
     later(
         REPLICATION,

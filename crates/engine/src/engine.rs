@@ -188,7 +188,7 @@ impl Engine {
         self.tracking.disable(session);
         self.watches.unwatch_all(session);
         if let Some(s) = session.sync.take() {
-            self.repl.detach(s.replica.client_id);
+            self.repl.detach(s.replica.client_id, self.now_ms());
             crate::logging::log_notice(&format!(
                 "Connection with replica {}:{} lost.",
                 s.replica.ip.lock(),

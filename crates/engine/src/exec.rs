@@ -179,13 +179,13 @@ impl Engine {
             let e = crate::evict::refusal(self, session, spec);
             return (self.rejected(argv, Some(id), e), Vec::new());
         }
-        if self.follow.following() {
-            if let Some(e) = crate::replication::refusal(self, session, spec) {
+        if crate::persistence::disk_failing(self) {
+            if let Some(e) = crate::persistence::refusal(self, session, spec) {
                 return (self.rejected(argv, Some(id), e), Vec::new());
             }
         }
-        if crate::persistence::disk_failing(self) {
-            if let Some(e) = crate::persistence::refusal(self, session, spec) {
+        if self.follow.following() || self.repl.refuses_writes() {
+            if let Some(e) = crate::replication::refusal(self, session, spec) {
                 return (self.rejected(argv, Some(id), e), Vec::new());
             }
         }

@@ -214,6 +214,8 @@ fn run(config: Config, config_file: String) -> anyhow::Result<()> {
                 .set_target(Some((host.to_string(), port)), engine.now_ms());
         }
     }
+    // min-replicas-to-write holds from the first command, not the first tick.
+    keel_engine::replication::cron(&engine, engine.now_ms());
     if let Err(e) = upstream::spawn(engine.clone()) {
         warn!("cannot start the replication link thread: {e}");
     }

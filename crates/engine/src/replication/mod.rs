@@ -185,9 +185,17 @@ pub fn random_id(engine: &Engine) -> String {
 /// `repl-timeout` does not fire on an idle master).
 pub fn cron(engine: &Engine, now_ms: u64) {
     let m = &engine.repl;
+    let c = &engine.config;
+    let min = c.get_i64("min-replicas-to-write").max(0) as usize;
+    if min > 0 || m.refuses_writes() {
+        m.count_good(min, c.get_i64("min-replicas-max-lag").max(0) as u64, now_ms);
+    }
     if !m.active() {
         return;
     }
+    m.expire_backlog(c.get_i64("repl-backlog-ttl").max(0) as u64, now_ms, || {
+        random_id(engine)
+    });
     let size = engine.config.get_i64("repl-backlog-size").max(1) as usize;
     m.resize_backlog(size);
     let period = engine.config.get_i64("repl-ping-replica-period").max(1) as u64 * 1000;
@@ -198,10 +206,12 @@ pub fn cron(engine: &Engine, now_ms: u64) {
     m.feed_plain(&[b"PING"]);
 }
 
-/// What a replica refuses a client that is not its master: writes while
-/// `replica-read-only` is on (an EXEC whose queue holds one too), and,
-/// with `replica-serve-stale-data no`, anything not flagged stale while
-/// the link to the master is down. Redis's texts; inside MULTI the
+/// What replication refuses: on a replica, to a client that is not its
+/// master, writes while `replica-read-only` is on (an EXEC whose queue
+/// holds one too) and, with `replica-serve-stale-data no`, anything not
+/// flagged stale while the link to the master is down; on a master, writes
+/// while fewer replicas than `min-replicas-to-write` acknowledge within
+/// `min-replicas-max-lag`. Redis's texts and order; inside MULTI the
 /// transaction is flagged as for any refusal.
 pub(crate) fn refusal(
     engine: &Engine,
@@ -213,6 +223,19 @@ pub(crate) fn refusal(
         return None;
     }
     let f = &engine.follow;
+    let writes = || crate::transaction::writes(engine, session, spec);
+    if !f.following() {
+        // A master short of good replicas (min-replicas-to-write).
+        if engine.repl.refuses_writes() && writes() {
+            let text = "NOREPLICAS Not enough good replicas to write.";
+            return Some(crate::transaction::refuse(engine, session, spec, text));
+        }
+        return None;
+    }
+    if engine.config.get_bool("replica-read-only") && writes() {
+        let text = "READONLY You can't write against a read only replica.";
+        return Some(crate::transaction::refuse(engine, session, spec, text));
+    }
     if !f.link_up()
         && !spec.flags.contains(Flags::STALE)
         && !engine.config.get_bool("replica-serve-stale-data")
@@ -221,19 +244,13 @@ pub(crate) fn refusal(
             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
         return Some(crate::transaction::refuse(engine, session, spec, text));
     }
-    if !engine.config.get_bool("replica-read-only") {
-        return None;
-    }
-    if !crate::transaction::writes(engine, session, spec) {
-        return None;
-    }
-    let text = "READONLY You can't write against a read only replica.";
-    Some(crate::transaction::refuse(engine, session, spec, text))
+    None
 }
 
 /// Replace the dataset with the snapshot a master sent (saved at `path`),
 /// every shard locked while it loads: clients wait rather than see half of
-/// it. Tracked keys are invalidated as by FLUSHALL.
+/// it, and one that fails to load leaves nothing. Tracked keys are
+/// invalidated as by FLUSHALL.
 pub fn load_full_sync(
     engine: &Engine,
     path: &std::path::Path,
@@ -251,6 +268,16 @@ pub fn load_full_sync(
             .db(db)
             .insert(key, value, expire, now);
     });
+    if loaded.is_err() {
+        // Nothing of a snapshot that failed to load is served as if it were
+        // the master's dataset: the replica is left empty, as Redis leaves
+        // it, until the next sync.
+        for g in shards.iter_mut() {
+            for db in 0..g.databases() {
+                g.db(db).clear();
+            }
+        }
+    }
     drop(shards);
     engine.tracking.flushed(engine);
     loaded

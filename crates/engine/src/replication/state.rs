@@ -178,6 +178,12 @@ pub struct Master {
     stream: Mutex<Stream>,
     /// WAITs blocked for acknowledgements: (block id, offset, replicas).
     waits: Mutex<Vec<(u64, u64, usize)>>,
+    /// Fewer replicas acknowledge in time than `min-replicas-to-write`
+    /// asks: writes are refused (set by the cron, as Redis counts them).
+    refuse_writes: AtomicBool,
+    /// When the last replica went (ms; 0: one is attached or none ever
+    /// was), for `repl-backlog-ttl`.
+    alone_since_ms: AtomicU64,
 }
 
 /// What a PSYNC gets.
@@ -209,6 +215,8 @@ impl Master {
             offset: AtomicU64::new(0),
             last_ping_ms: AtomicU64::new(0),
             waits: Mutex::new(Vec::new()),
+            refuse_writes: AtomicBool::new(false),
+            alone_since_ms: AtomicU64::new(0),
             stream: Mutex::new(Stream {
                 replid,
                 replid2: "0".repeat(40),
@@ -410,6 +418,7 @@ impl Master {
                 }
                 r.go_online();
                 s.replicas.push(r.clone());
+                self.alone_since_ms.store(0, Ordering::Relaxed);
                 return Sync::Continue {
                     replid: s.replid.clone(),
                     backlog: Bytes::from(out),
@@ -438,6 +447,7 @@ impl Master {
     /// with a SELECT. Returns the id and offset its `+FULLRESYNC` names.
     pub fn attach_full(&self, r: Arc<Replica>) -> (String, u64) {
         let mut s = self.stream.lock();
+        self.alone_since_ms.store(0, Ordering::Relaxed);
         s.db = None;
         s.replicas.push(r);
         (s.replid.clone(), s.offset)
@@ -498,11 +508,55 @@ impl Master {
         self.last_ping_ms.store(ms, Ordering::Relaxed);
     }
 
-    pub fn detach(&self, client_id: u64) {
-        self.stream
-            .lock()
+    pub fn detach(&self, client_id: u64, now_ms: u64) {
+        let mut s = self.stream.lock();
+        s.replicas.retain(|r| r.client_id != client_id);
+        if s.replicas.is_empty() {
+            self.alone_since_ms.store(now_ms.max(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether writes are refused for want of good replicas.
+    #[inline]
+    pub fn refuses_writes(&self) -> bool {
+        self.refuse_writes.load(Ordering::Relaxed)
+    }
+
+    /// The cron's count of good replicas (online, acknowledged within
+    /// `max_lag` seconds) against `min_replicas`; 0 turns the check off.
+    pub fn count_good(&self, min_replicas: usize, max_lag_s: u64, now_ms: u64) -> usize {
+        let s = self.stream.lock();
+        let good = s
             .replicas
-            .retain(|r| r.client_id != client_id);
+            .iter()
+            .filter(|r| {
+                r.state() == ReplicaState::Online
+                    && now_ms.saturating_sub(r.ack_ms.load(Ordering::Relaxed)) / 1000 <= max_lag_s
+            })
+            .count();
+        let refuse = min_replicas > 0 && max_lag_s > 0 && good < min_replicas && !self.upstream();
+        self.refuse_writes.store(refuse, Ordering::Relaxed);
+        good
+    }
+
+    /// `repl-backlog-ttl`: a master whose replicas have all been gone that
+    /// long frees its backlog and starts a new history, as Redis does (0:
+    /// never). A replica keeps its backlog.
+    pub fn expire_backlog(&self, ttl_s: u64, now_ms: u64, new_id: impl FnOnce() -> String) {
+        let since = self.alone_since_ms.load(Ordering::Relaxed);
+        if ttl_s == 0 || since == 0 || now_ms.saturating_sub(since) < ttl_s * 1000 {
+            return;
+        }
+        let mut s = self.stream.lock();
+        if !s.replicas.is_empty() || self.upstream() || s.backlog.is_none() {
+            return;
+        }
+        s.backlog = None;
+        s.replid = new_id();
+        s.replid2 = "0".repeat(40);
+        s.second_offset = -1;
+        self.active.store(false, Ordering::Relaxed);
+        self.alone_since_ms.store(0, Ordering::Relaxed);
     }
 
     pub fn replicas(&self) -> Vec<Arc<Replica>> {
@@ -642,7 +696,7 @@ mod tests {
         let want = "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n\
                     *3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n";
         assert_eq!(&out[..], want.as_bytes());
-        m.detach(7);
+        m.detach(7, 1);
         assert!(m.replicas().is_empty());
     }
 }
