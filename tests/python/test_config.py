@@ -355,7 +355,7 @@ def test_later_feature_values_are_refused(r):
     for name, value, feature in [
         ("activedefrag", "yes", "active defragmentation"),
         ("tls-replication", "yes", "TLS"),
-        ("min-replicas-to-write", "1", "replication"),
+        ("repl-diskless-load", "swapdb", "replication"),
     ]:
         assert set_error(r, name, value) == (
             f"CONFIG SET failed (possibly related to argument '{name}') - "
