@@ -123,6 +123,11 @@ pub enum Parsed {
 /// `ranges`, a list the caller keeps from one request to the next, so that
 /// parsing a request allocates nothing. On `Ok(None)` or an error, `ranges`
 /// is as it was (an incomplete request's ranges go into the progress).
+///
+/// Inlined into each caller, with the multibulk parser: in the connection
+/// loop they are most of a request's parsing cost, and calls there cost
+/// about 25 instructions per request.
+#[inline(always)]
 pub fn parse_request_into(
     buf: &[u8],
     limits: &RequestLimits,
@@ -214,6 +219,7 @@ pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
     Some(v)
 }
 
+#[inline(always)]
 fn parse_multibulk(
     buf: &[u8],
     limits: &RequestLimits,
