@@ -476,3 +476,23 @@ def test_the_backlog_is_freed_after_repl_backlog_ttl_without_replicas(nodes, kin
     info = master.r.info("replication")
     assert info["master_replid"] != first["master_replid"]
     assert str(info["master_replid2"]).strip("0") == ""
+
+
+@pytest.mark.parametrize("kind", ["keel", "redis"])
+def test_a_replica_loading_a_sync_answers_loading(nodes, kind):
+    master = nodes(kind, "--enable-debug-command", "yes")
+    master.r.execute_command("DEBUG", "POPULATE", 1_000_000)
+    replica = nodes(kind)
+    replica.r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    seen = set()
+    deadline = time.time() + 60
+    # ROLE is served while loading and takes no lock, as in Redis.
+    while replica.r.execute_command("ROLE")[3] != "connected":
+        assert time.time() < deadline, "the sync did not end"
+        try:
+            replica.r.get("key:1")
+        except redis.BusyLoadingError as e:
+            seen.add(str(e))
+    assert seen == {"Redis is loading the dataset in memory"}
+    assert replica.r.get("key:1") == "value:1"
+    assert replica.r.dbsize() == 1_000_000

@@ -77,6 +77,8 @@ pub struct Follow {
     /// The database the master's stream is in (its last SELECT), as a
     /// snapshot records it and a restart from that snapshot resumes in.
     pub stream_db: AtomicU64,
+    /// A full sync is being loaded: clients get `-LOADING`.
+    pub loading: AtomicBool,
 }
 
 impl Default for Follow {
@@ -94,6 +96,7 @@ impl Default for Follow {
             sync_started_ms: AtomicU64::new(0),
             read_offset: AtomicU64::new(0),
             stream_db: AtomicU64::new(0),
+            loading: AtomicBool::new(false),
         }
     }
 }

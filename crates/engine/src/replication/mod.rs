@@ -211,8 +211,9 @@ pub fn cron(engine: &Engine, now_ms: u64) {
 /// holds one too) and, with `replica-serve-stale-data no`, anything not
 /// flagged stale while the link to the master is down; on a master, writes
 /// while fewer replicas than `min-replicas-to-write` acknowledge within
-/// `min-replicas-max-lag`. Redis's texts and order; inside MULTI the
-/// transaction is flagged as for any refusal.
+/// `min-replicas-max-lag`; and while a replica loads a full sync,
+/// `-LOADING` to anything not flagged loading. Redis's texts and order;
+/// inside MULTI the transaction is flagged as for any refusal.
 pub(crate) fn refusal(
     engine: &Engine,
     session: &mut crate::session::Session,
@@ -223,6 +224,11 @@ pub(crate) fn refusal(
         return None;
     }
     let f = &engine.follow;
+    if f.loading.load(std::sync::atomic::Ordering::Relaxed) && !spec.flags.contains(Flags::LOADING)
+    {
+        let text = "LOADING Redis is loading the dataset in memory";
+        return Some(crate::transaction::refuse(engine, session, spec, text));
+    }
     let writes = || crate::transaction::writes(engine, session, spec);
     if !f.following() {
         // A master short of good replicas (min-replicas-to-write).
@@ -248,13 +254,16 @@ pub(crate) fn refusal(
 }
 
 /// Replace the dataset with the snapshot a master sent (saved at `path`),
-/// every shard locked while it loads: clients wait rather than see half of
-/// it, and one that fails to load leaves nothing. Tracked keys are
+/// every shard locked while it loads: clients get `-LOADING` (or, already
+/// waiting on a lock, wait) rather than see half of it, and one that fails
+/// to load leaves nothing. Tracked keys are
 /// invalidated as by FLUSHALL.
 pub fn load_full_sync(
     engine: &Engine,
     path: &std::path::Path,
 ) -> Result<crate::persistence::load::Loaded, String> {
+    let loading = &engine.follow.loading;
+    loading.store(true, std::sync::atomic::Ordering::Relaxed);
     let ks = &engine.keyspace;
     let mut shards: Vec<_> = (0..ks.shard_count()).map(|i| ks.lock(i)).collect();
     for g in shards.iter_mut() {
@@ -279,6 +288,7 @@ pub fn load_full_sync(
         }
     }
     drop(shards);
+    loading.store(false, std::sync::atomic::Ordering::Relaxed);
     engine.tracking.flushed(engine);
     loaded
 }
