@@ -496,3 +496,20 @@ def test_a_replica_loading_a_sync_answers_loading(nodes, kind):
     assert seen == {"Redis is loading the dataset in memory"}
     assert replica.r.get("key:1") == "value:1"
     assert replica.r.dbsize() == 1_000_000
+
+
+@pytest.mark.parametrize("kind", ["keel", "redis"])
+def test_a_replica_ignores_its_maxmemory(nodes, kind):
+    """replica-ignore-maxmemory yes: the replica keeps every key its master
+    has, evicting nothing, however far over its own limit."""
+    master = nodes(kind)
+    replica = nodes(kind, "--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru",
+                    "--replicaof", "127.0.0.1", str(master.port))
+    until(lambda: in_sync(master, replica), what="the sync")
+    p = master.r.pipeline(transaction=False)
+    for i in range(5000):
+        p.set(f"k{i}", "x" * 1000)
+    p.execute()
+    until(lambda: in_sync(master, replica), what="the stream")
+    assert replica.r.dbsize() == master.r.dbsize() == 5000
+    assert replica.r.info("stats")["evicted_keys"] == 0

@@ -102,6 +102,12 @@ pub(crate) fn over_limit(engine: &Engine) -> bool {
 /// Evict toward `maxmemory`; within the tenacity's time budget unless
 /// `unbounded`. True if memory is still over and nothing more can go.
 fn evict_down(engine: &Engine, unbounded: bool) -> bool {
+    // As Redis's replicas under `replica-ignore-maxmemory yes` (the only
+    // value Keel takes): a replica evicts nothing and refuses nothing for
+    // memory; its master's DELs keep it in step.
+    if engine.follow.following() {
+        return false;
+    }
     let outcome = evict_within(engine, unbounded);
     let ev = &engine.evictor;
     ev.lagging
